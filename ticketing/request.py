@@ -1,0 +1,79 @@
+"""The conversation a ticket carries, and the request key that names it.
+
+The proxy parses the OpenAI wire format into a :class:`ChatRequest`; everything in
+``ticketing`` works on this value and never on raw HTTP.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# Fields that do not change what the right answer is: a retry that flips them must
+# still re-attach to the same ticket.
+_FIELDS_NOT_IN_KEY = frozenset({"stream", "stream_options", "timeout"})
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A function call, as the assistant made it in the history or as an editor answers it."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message of the conversation, with its content flattened to text."""
+
+    role: str
+    content: str
+    name: str | None = None
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """A validated chat completion request, as a ticket shows it."""
+
+    model: str
+    messages: tuple[Message, ...]
+    client: str = "anonymous"
+    user: str | None = None
+    metadata: Mapping[str, str] = field(default_factory=dict)
+    max_tokens: int | None = None
+    key: str = ""
+
+    @property
+    def system_prompt(self) -> str:
+        """Return the system (and developer) messages joined, or an empty string."""
+        return "\n\n".join(m.content for m in self.messages if m.role in {"system", "developer"})
+
+    @property
+    def last_user_message(self) -> Message | None:
+        """Return the newest user message, the one the ticket shows first."""
+        for message in reversed(self.messages):
+            if message.role == "user":
+                return message
+        return None
+
+
+def request_key(client: str, body: Mapping[str, Any]) -> str:
+    """Hash the canonical form of a request body, so a byte-identical retry maps to one ticket.
+
+    Keys are sorted and whitespace removed, so two encodings of the same JSON value
+    give the same key; fields that do not change the answer are left out.
+    """
+    kept = {k: v for k, v in body.items() if k not in _FIELDS_NOT_IN_KEY}
+    canonical = json.dumps(
+        {"client": client, "body": kept},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
