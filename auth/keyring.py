@@ -1,0 +1,243 @@
+"""The keyring: who may sign, with which public key, in which roles.
+
+The file is a JWKS (RFC 7517 section 5) whose keys carry three extra members::
+
+    {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "...", "kid": "...", "alg": "EdDSA",
+               "use": "sig", "login": "alice", "user_id": 1001, "roles": ["editor"]}]}
+
+Validation is strict because the keyring is the whole trust base: a key is revoked by
+removing it, rotated by adding a new kid, and anything unexpected is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from auth.errors import JWKError, KeyringError
+from auth.jwk import PRIVATE_MEMBERS, PublicKey, public_key_from_members, public_members, thumbprint
+from auth.keys import SigningKey
+from auth.logins import is_valid_login
+from auth.roles import Role
+
+_ENTRY_MEMBERS = frozenset(
+    {"kty", "crv", "x", "y", "kid", "alg", "use", "login", "user_id", "roles"}
+)
+_KNOWN_ROLES = ", ".join(role.value for role in Role)
+_NEW_KEYRING_MODE = 0o644  # public keys only: readable by the service account
+
+
+@dataclass(frozen=True)
+class KeyringEntry:
+    """One public key, the GitHub account that owns it, and the roles it may sign for."""
+
+    kid: str
+    alg: str
+    login: str
+    roles: frozenset[Role]
+    public_key: PublicKey
+    user_id: int | None = None
+
+    def to_jwk(self) -> dict[str, Any]:
+        """Return this entry as a keyring JWK."""
+        jwk: dict[str, Any] = {
+            **public_members(self.public_key),
+            "kid": self.kid,
+            "alg": self.alg,
+            "use": "sig",
+            "login": self.login,
+        }
+        if self.user_id is not None:
+            jwk["user_id"] = self.user_id
+        jwk["roles"] = sorted(role.value for role in self.roles)
+        return jwk
+
+
+class Keyring:
+    """The public keys that may sign answers, looked up by kid."""
+
+    def __init__(self, entries: Iterable[KeyringEntry] = (), *, source: str = "keyring") -> None:
+        """Hold ``entries``, refusing a repeated kid or one login with two user ids."""
+        self._entries: dict[str, KeyringEntry] = {}
+        user_ids: dict[str, int] = {}
+        for index, entry in enumerate(entries):
+            where = f"{source}: key {index} (kid {entry.kid})"
+            if entry.kid in self._entries:
+                raise KeyringError(f"{where} appears twice; remove the duplicate")
+            self._entries[entry.kid] = entry
+            if entry.user_id is not None:
+                known = user_ids.setdefault(entry.login.lower(), entry.user_id)
+                if known != entry.user_id:
+                    raise KeyringError(
+                        f"{where}: login {entry.login} has user_id {entry.user_id} here but "
+                        f"{known} on another key; a GitHub account has one id, so fix the wrong one"
+                    )
+
+    @classmethod
+    def from_jwks(cls, data: Mapping[str, Any], *, source: str = "keyring") -> Keyring:
+        """Build a keyring from a parsed JWKS, refusing anything it cannot fully trust."""
+        keys = data.get("keys") if isinstance(data, Mapping) else None
+        if not isinstance(keys, list):
+            raise KeyringError(f'{source} must be a JSON object with a "keys" list (a JWKS)')
+        entries = [_entry_from_jwk(jwk, where=f"{source}: key {i}") for i, jwk in enumerate(keys)]
+        return cls(entries, source=source)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Keyring:
+        """Read a keyring file; a missing file is an error, not an empty keyring."""
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise KeyringError(
+                f"no keyring file at {path}; create it with `ticketproxy keygen`, "
+                "which adds your public key to the keyring"
+            ) from None
+        except OSError as exc:
+            raise KeyringError(f"cannot read keyring file {path}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise KeyringError(f"keyring file {path} is not UTF-8 text") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise KeyringError(
+                f"keyring file {path} is not valid JSON "
+                f"(line {exc.lineno}, column {exc.colno}: {exc.msg})"
+            ) from None
+        return cls.from_jwks(data, source=f"keyring file {path}")
+
+    def get(self, kid: str) -> KeyringEntry | None:
+        """Return the entry for ``kid``, or None when no such key is trusted."""
+        return self._entries.get(kid)
+
+    def __len__(self) -> int:
+        """Return the number of keys."""
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[KeyringEntry]:
+        """Iterate over the entries in file order."""
+        return iter(self._entries.values())
+
+    def __repr__(self) -> str:
+        """Show the kids and logins, which are public."""
+        keys = ", ".join(f"{e.kid}={e.login}" for e in self)
+        return f"Keyring({keys})"
+
+    def logins_with_role(self, role: Role) -> frozenset[str]:
+        """Return the logins, lower-cased, that hold ``role`` on at least one key."""
+        # Lower-cased because GitHub logins are case-insensitive: Alice and alice are one.
+        return frozenset(e.login.lower() for e in self if role in e.roles)
+
+    def to_jwks(self) -> dict[str, Any]:
+        """Return the keyring as a JWKS, the form ``from_jwks`` reads."""
+        return {"keys": [entry.to_jwk() for entry in self]}
+
+
+def add_key_to_keyring(
+    path: str | os.PathLike[str],
+    key: SigningKey,
+    *,
+    roles: Iterable[Role],
+    user_id: int | None = None,
+) -> KeyringEntry:
+    """Add a signing key's public half to a keyring file, creating the file if missing."""
+    path = Path(path)
+    keyring = Keyring.load(path) if path.exists() else Keyring()
+    if keyring.get(key.kid) is not None:
+        raise KeyringError(f"kid {key.kid} is already in keyring file {path}; nothing was changed")
+    entry = _entry_from_jwk(
+        {
+            **public_members(key.private_key.public_key()),
+            "kid": key.kid,
+            "alg": key.alg,
+            "login": key.login,
+            "roles": [Role(role).value for role in roles],
+            **({} if user_id is None else {"user_id": user_id}),
+        },
+        where=f"new key for {key.login}",
+    )
+    # The constructor re-checks the whole set, so a new entry cannot spoil the file.
+    updated = Keyring([*keyring, entry], source=f"keyring file {path}")
+    _write_atomically(path, json.dumps(updated.to_jwks(), indent=2) + "\n")
+    return entry
+
+
+def _entry_from_jwk(jwk: object, *, where: str) -> KeyringEntry:
+    if not isinstance(jwk, Mapping):
+        raise KeyringError(f"{where} must be a JSON object (a JWK)")
+    kid = jwk.get("kid")
+    if isinstance(kid, str):
+        where = f"{where} (kid {kid})"
+    leaked = sorted(PRIVATE_MEMBERS & set(jwk))
+    if leaked:
+        raise KeyringError(
+            f"{where} has private members {leaked}: the keyring holds public keys only; "
+            "delete this entry, treat the key as leaked and make another with `ticketproxy keygen`"
+        )
+    try:
+        alg, public_key = public_key_from_members(jwk)
+    except JWKError as exc:
+        raise KeyringError(f"{where}: {exc}") from None
+    unknown = sorted(set(jwk) - _ENTRY_MEMBERS)
+    if unknown:
+        raise KeyringError(
+            f"{where} has unknown members {unknown}; allowed are {sorted(_ENTRY_MEMBERS)}"
+        )
+    expected_kid = thumbprint(public_key)
+    if kid != expected_kid:
+        raise KeyringError(
+            f'{where}: "kid" must be the RFC 7638 thumbprint of the key, {expected_kid}; '
+            "copy the entry `ticketproxy keygen` printed"
+        )
+    login = jwk.get("login")
+    if not isinstance(login, str) or not is_valid_login(login):
+        raise KeyringError(f'{where}: "login" must be the GitHub login of the key\'s owner')
+    roles = jwk.get("roles")
+    if not isinstance(roles, list) or not roles:
+        raise KeyringError(f'{where}: "roles" must be a non-empty list of: {_KNOWN_ROLES}')
+    try:
+        role_set = frozenset(Role(role) for role in roles)
+    except ValueError:
+        raise KeyringError(f'{where}: "roles" may only hold: {_KNOWN_ROLES}') from None
+    user_id = jwk.get("user_id")
+    if user_id is not None and (type(user_id) is not int or user_id <= 0):
+        raise KeyringError(f'{where}: "user_id" must be the positive GitHub account id of {login}')
+    return KeyringEntry(
+        kid=expected_kid,
+        alg=alg,
+        login=login,
+        roles=role_set,
+        public_key=public_key,
+        user_id=user_id,
+    )
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    # A temporary file in the same directory, then os.replace: readers see the old file
+    # or the new one, never half of either.
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = _NEW_KEYRING_MODE
+    try:
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:
+        raise KeyringError(f"cannot write keyring file {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as file:
+            os.fchmod(file.fileno(), mode)
+            file.write(text)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except OSError as exc:
+        raise KeyringError(f"cannot write keyring file {path}: {exc.strerror}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)

@@ -1,0 +1,28 @@
+"""What a signer may do: roles held in the keyring, and the act each signature claims."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
+
+
+class Role(StrEnum):
+    """A role a keyring entry grants to its key."""
+
+    EDITOR = "editor"
+    REVIEWER = "reviewer"
+
+
+class Act(StrEnum):
+    """What a signed comment does: answer a ticket, or judge an answer."""
+
+    ANSWER = "answer"
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+# Read-only so no caller can grant a role to an act at run time.
+ROLE_FOR_ACT: Mapping[Act, Role] = MappingProxyType(
+    {Act.ANSWER: Role.EDITOR, Act.APPROVE: Role.REVIEWER, Act.REJECT: Role.REVIEWER}
+)

@@ -1,0 +1,73 @@
+"""Signing an answer, or a judgement of an answer, as a comment body ready to post."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+import jwt
+
+from auth.comment import DIGEST_RE, normalise_text, render_signed_comment, text_digest
+from auth.errors import CommentFormatError, SigningError
+from auth.keys import SigningKey
+from auth.roles import Act
+
+DEFAULT_TTL = timedelta(hours=1)
+
+
+def sign_comment(
+    text: str,
+    *,
+    ticket: str,
+    key: SigningKey,
+    now: datetime,
+    act: Act = Act.ANSWER,
+    ttl: timedelta = DEFAULT_TTL,
+    judged_digest: str | None = None,
+    jti: str | None = None,
+) -> str:
+    """Return a comment body carrying ``text`` and a signature over it for ``ticket``.
+
+    For an answer the signature covers ``text`` itself. To approve or reject, ``text`` is
+    the reviewer's note and ``judged_digest`` (the answer's :func:`text_digest`) is signed.
+    """
+    if now.tzinfo is None or now.utcoffset() is None:
+        raise SigningError("now must be an aware datetime, such as datetime.now(UTC)")
+    if ttl <= timedelta(0):
+        raise SigningError("ttl must be positive")
+    if not ticket:
+        raise SigningError("ticket must name the ticket the comment answers, like owner/repo#12")
+    if jti is not None and not jti:
+        raise SigningError("jti must be a non-empty unique id, or None for a random one")
+    act = Act(act)
+    if act is Act.ANSWER:
+        if judged_digest is not None:
+            raise SigningError("an answer signs its own text; judged_digest is for approve/reject")
+        try:
+            digest = text_digest(text)
+        except UnicodeEncodeError:
+            raise SigningError("text is not valid Unicode (it holds a lone surrogate)") from None
+    else:
+        if judged_digest is None or DIGEST_RE.fullmatch(judged_digest) is None:
+            raise SigningError(
+                f"to {act.value} an answer, pass judged_digest, the answer's hex text_digest"
+            )
+        digest = judged_digest
+    issued_at = int(now.timestamp())
+    claims: dict[str, Any] = {
+        "sub": key.login,
+        "aud": ticket,
+        "act": act.value,
+        "sha256": digest,
+        "iat": issued_at,
+        "exp": issued_at + max(1, int(ttl.total_seconds())),
+        "jti": jti if jti is not None else secrets.token_urlsafe(16),
+    }
+    token = jwt.encode(
+        claims, key.private_key, algorithm=key.alg, headers={"kid": key.kid, "typ": "JWT"}
+    )
+    try:
+        return render_signed_comment(normalise_text(text), token)
+    except CommentFormatError as exc:
+        raise SigningError(f"cannot sign this text: {exc}") from None
