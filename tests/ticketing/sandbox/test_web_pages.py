@@ -1,0 +1,111 @@
+"""The sandbox's web pages: escaped listings, the issue page, and the comment form."""
+
+from __future__ import annotations
+
+import aiohttp
+
+from tests.ticketing.sandbox.clients import auth, user
+from ticketing.sandbox import RunningSandbox, SandboxConfig
+
+ISSUES = "/repos/acme/agents/issues"
+TRAILER = "<!-- ticketproxy-signature: eyJhbGciOiJFZERTQSJ9.e30.sig -->"
+
+
+async def _seed(running: RunningSandbox, config: SandboxConfig) -> dict[str, object]:
+    bot = user(config, "ticketproxy-bot")
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            running.api_url + ISSUES,
+            json={"title": "<script>alert(1)</script>", "body": "a & b", "labels": ["<ticket>"]},
+            headers=auth(bot),
+        ) as created:
+            issue: dict[str, object] = await created.json()
+        async with http.post(
+            str(issue["comments_url"]), json={"body": f"answer\n\n{TRAILER}"}, headers=auth(bot)
+        ) as commented:
+            assert commented.status == 201
+    return issue
+
+
+async def test_index_lists_issues_with_everything_escaped(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """The index shows each issue's number, title, state, labels and comment count, escaped."""
+    await _seed(github_sandbox, sandbox_config)
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(github_sandbox.web_url + "/") as page,
+    ):
+        text = await page.text()
+    assert page.status == 200
+    assert page.content_type == "text/html"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "<script>alert" not in text
+    assert "&lt;ticket&gt;" in text
+    assert "<td>1</td>" in text  # one comment
+    assert "ticketproxy sandbox" in text.split("<footer>")[1]
+
+
+async def test_issue_page_shows_the_signature_trailer_as_muted_visible_text(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """The hidden HTML comment in an answer is shown escaped, in the muted style."""
+    issue = await _seed(github_sandbox, sandbox_config)
+    async with aiohttp.ClientSession() as http, http.get(str(issue["html_url"])) as page:
+        text = await page.text()
+    assert page.status == 200
+    assert "<pre>a &amp; b</pre>" in text
+    assert f'<span class="html-comment">{TRAILER.replace("<", "&lt;").replace(">", "&gt;")}' in (
+        text
+    )
+    assert "<!-- ticketproxy-signature" not in text
+    assert '<option value="mallory">' in text
+
+
+async def test_comment_form_posts_as_the_chosen_user_and_redirects_back(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """Posting the form creates a comment by that user, visible in the API, then 303s back."""
+    issue = await _seed(github_sandbox, sandbox_config)
+    form_url = f"{issue['html_url']}/comments"
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            form_url, data={"login": "alice", "body": "from the page"}, allow_redirects=False
+        ) as posted:
+            location = posted.headers["Location"]
+        async with http.get(str(issue["comments_url"])) as listed:
+            comments = await listed.json()
+    assert posted.status == 303
+    assert location.startswith("/acme/agents/issues/1#issuecomment-")
+    assert [(c["user"]["login"], c["body"]) for c in comments][-1] == ("alice", "from the page")
+
+
+async def test_comment_form_refuses_a_read_only_user_on_a_locked_issue(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """The page applies GitHub's lock rule: a read-only user cannot comment when locked."""
+    issue = await _seed(github_sandbox, sandbox_config)
+    bot = user(sandbox_config, "ticketproxy-bot")
+    async with aiohttp.ClientSession() as http:
+        async with http.put(f"{issue['url']}/lock", headers=auth(bot)) as locked:
+            assert locked.status == 204
+        async with http.post(
+            f"{issue['html_url']}/comments", data={"login": "mallory", "body": "hi"}
+        ) as refused:
+            text = await refused.text()
+        async with http.post(
+            f"{issue['html_url']}/comments", data={"login": "nobody", "body": "hi"}
+        ) as unknown:
+            unknown_status = unknown.status
+    assert refused.status == 403
+    assert "Unable to create comment because issue is locked." in text
+    assert unknown_status == 400
+
+
+async def test_unknown_issue_page_is_404(github_sandbox: RunningSandbox) -> None:
+    """A page for an issue that does not exist is a 404."""
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(github_sandbox.web_url + "/acme/agents/issues/404") as page,
+    ):
+        assert page.status == 404

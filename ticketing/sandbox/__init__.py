@@ -1,0 +1,29 @@
+"""An embedded GitHub-compatible server: the REST subset ticketproxy uses, and web pages.
+
+It is the default back end of ``ticketproxy serve`` when no GitHub token is configured, and
+the GitHub every test talks to (through PyGithub, over HTTP). It never imports ``github``.
+"""
+
+from __future__ import annotations
+
+from .config import (
+    SandboxConfig,
+    SandboxConfigError,
+    SandboxUser,
+    load_sandbox_config,
+    save_sandbox_config,
+)
+from .dispatch import RecordedRequest
+from .server import RunningSandbox, Sandbox, start_sandbox
+
+__all__ = [
+    "RecordedRequest",
+    "RunningSandbox",
+    "Sandbox",
+    "SandboxConfig",
+    "SandboxConfigError",
+    "SandboxUser",
+    "load_sandbox_config",
+    "save_sandbox_config",
+    "start_sandbox",
+]

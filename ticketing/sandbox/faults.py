@@ -1,0 +1,54 @@
+"""Faults a test asks the sandbox to answer instead of (or after) the real handler."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """One planned fault: which requests it hits and what they get instead."""
+
+    method: str
+    path: re.Pattern[str]
+    status: int
+    after_handling: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
+    body: Mapping[str, Any] | None = None
+    drop_connection: bool = False
+
+    def matches(self, method: str, path: str) -> bool:
+        """Return whether a request (path after ``/api/v3``) is hit by this fault."""
+        return (self.method in ("*", method.upper())) and self.path.fullmatch(path) is not None
+
+
+class FaultQueue:
+    """Planned faults, each used a given number of times, first planned first used."""
+
+    def __init__(self) -> None:
+        """Start with no faults."""
+        self._entries: list[list[Any]] = []
+
+    def add(self, plan: FaultPlan, *, times: int) -> None:
+        """Plan a fault for the next ``times`` matching requests."""
+        if times < 1:
+            raise ValueError("times must be at least 1")
+        self._entries.append([plan, times])
+
+    def take(self, method: str, path: str) -> FaultPlan | None:
+        """Return the fault this request hits, using it up, or None."""
+        for entry in self._entries:
+            plan: FaultPlan = entry[0]
+            if plan.matches(method, path):
+                entry[1] -= 1
+                if entry[1] == 0:
+                    self._entries.remove(entry)
+                return plan
+        return None
+
+    def clear(self) -> None:
+        """Forget every planned fault."""
+        self._entries.clear()

@@ -1,0 +1,150 @@
+"""The sandbox itself: its state, its aiohttp application, and starting it on a port."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from .config import SandboxConfig, SandboxUser
+from .dispatch import ApiDispatcher, RecordedRequest
+from .faults import FaultPlan, FaultQueue
+from .limits import CreationRateLimiter, PrimaryRateLimiter
+from .payloads import API_PREFIX
+from .state import SandboxState
+from .store import SandboxStore
+from .timestamps import utc_now
+from .web_pages import WebPages
+
+
+class Sandbox:
+    """A GitHub-compatible server for the REST subset ticketproxy uses, plus local web pages."""
+
+    def __init__(
+        self,
+        config: SandboxConfig,
+        *,
+        db_path: str | Path = ":memory:",
+        clock: Callable[[], datetime] = utc_now,
+        rate_limit: int = 5000,
+        creations_per_minute: int = 80,
+        creations_per_hour: int = 500,
+    ) -> None:
+        """Open the store, register users and repositories, and set the limits."""
+        self.config = config
+        self.store = SandboxStore(db_path)
+        self.state = SandboxState(config, store=self.store, clock=clock)
+        self.requests: list[RecordedRequest] = []
+        self.rate_limit = rate_limit
+        self._faults = FaultQueue()
+        self._primary = PrimaryRateLimiter()
+        self._creations = CreationRateLimiter(
+            per_minute=creations_per_minute, per_hour=creations_per_hour
+        )
+        self._dispatcher = ApiDispatcher(
+            state=self.state,
+            rate_limit=rate_limit,
+            primary=self._primary,
+            creations=self._creations,
+            faults=self._faults,
+            requests=self.requests,
+        )
+
+    def create_app(self, *, middlewares: Iterable[Middleware] = ()) -> web.Application:
+        """Return the aiohttp application: the REST API under ``/api/v3`` and the web pages."""
+        app = web.Application(middlewares=tuple(middlewares))
+        app.router.add_route("*", API_PREFIX, self._dispatcher.handle)
+        app.router.add_route("*", API_PREFIX + "/{tail:.*}", self._dispatcher.handle)
+        WebPages(self.state).register(app.router)
+        return app
+
+    def inject_fault(
+        self,
+        *,
+        method: str,
+        path: str,
+        status: int,
+        times: int = 1,
+        after_handling: bool = False,
+        headers: Mapping[str, str] | None = None,
+        body: Mapping[str, Any] | None = None,
+        drop_connection: bool = False,
+    ) -> None:
+        """Answer the next ``times`` matching API requests with a fault instead.
+
+        ``path`` is a regular expression matched in full against the path after ``/api/v3``.
+        With ``after_handling`` the real handler runs first (its changes stay), then the fault
+        is answered: a 502 after a successful create. With ``drop_connection`` the connection
+        is closed without any answer.
+        """
+        plan = FaultPlan(
+            method=method.upper(),
+            path=re.compile(path),
+            status=status,
+            after_handling=after_handling,
+            headers=dict(headers or {}),
+            body=None if body is None else dict(body),
+            drop_connection=drop_connection,
+        )
+        self._faults.add(plan, times=times)
+
+    def clear_faults(self) -> None:
+        """Forget every fault not yet used."""
+        self._faults.clear()
+
+    def add_user(self, user: SandboxUser) -> None:
+        """Register a user (or replace one with the same login)."""
+        self.state.add_user(user)
+
+    def add_repo(self, full_name: str) -> None:
+        """Host one more repository ``owner/name``."""
+        self.state.add_repo(full_name)
+
+    @property
+    def users(self) -> tuple[SandboxUser, ...]:
+        """Return every registered user."""
+        return self.state.users
+
+    def close(self) -> None:
+        """Close the SQLite store."""
+        self.store.close()
+
+
+@dataclass
+class RunningSandbox:
+    """A sandbox serving on a port, and the URLs to reach it."""
+
+    sandbox: Sandbox
+    api_url: str
+    web_url: str
+    runner: web.AppRunner
+
+    async def stop(self) -> None:
+        """Stop serving; the sandbox's state stays readable."""
+        await self.runner.cleanup()
+
+
+async def start_sandbox(
+    sandbox: Sandbox,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    middlewares: Iterable[Middleware] = (),
+) -> RunningSandbox:
+    """Serve a sandbox on ``host:port`` (port 0 picks a free one)."""
+    runner = web.AppRunner(sandbox.create_app(middlewares=middlewares), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    bound_host, bound_port = runner.addresses[0][:2]
+    shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
+    web_url = f"http://{shown}:{bound_port}"
+    return RunningSandbox(
+        sandbox=sandbox, api_url=f"{web_url}{API_PREFIX}", web_url=web_url, runner=runner
+    )

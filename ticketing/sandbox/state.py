@@ -1,0 +1,83 @@
+"""What the API and the web pages share: the store, the users, the repositories, the clock."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from .config import SandboxConfig, SandboxUser
+from .store import Author, RepoRow, SandboxStore
+from .timestamps import to_epoch
+
+
+class SandboxState:
+    """The sandbox's users and repositories, over its SQLite store and its clock."""
+
+    def __init__(
+        self, config: SandboxConfig, *, store: SandboxStore, clock: Callable[[], datetime]
+    ) -> None:
+        """Register the configured users and make sure the configured repositories exist."""
+        self.store = store
+        self._clock = clock
+        self._by_login: dict[str, SandboxUser] = {}
+        self._by_token: dict[str, SandboxUser] = {}
+        for user in config.users:
+            self.add_user(user)
+        self.repos_by_id: dict[int, RepoRow] = {repo.id: repo for repo in store.list_repos()}
+        self._hosted: dict[str, RepoRow] = {}
+        for full_name in config.repos:
+            self.add_repo(full_name)
+
+    def now(self) -> int:
+        """Return the sandbox clock's time in whole epoch seconds."""
+        return to_epoch(self._clock())
+
+    def add_user(self, user: SandboxUser) -> None:
+        """Register a user, replacing any earlier user with the same login."""
+        previous = self._by_login.get(user.login.lower())
+        if previous is not None:
+            self._by_token.pop(previous.token, None)
+        other = self._by_token.get(user.token)
+        if other is not None and other.login.lower() != user.login.lower():
+            raise ValueError(f"{user.login!r} would share a token with {other.login!r}")
+        self._by_login[user.login.lower()] = user
+        self._by_token[user.token] = user
+
+    def add_repo(self, full_name: str) -> RepoRow:
+        """Host a repository ``owner/name``, creating it if it is new."""
+        repo = self.store.ensure_repo(full_name, now=self.now())
+        self.repos_by_id[repo.id] = repo
+        self._hosted[repo.full_name.lower()] = repo
+        return repo
+
+    @property
+    def users(self) -> tuple[SandboxUser, ...]:
+        """Return every registered user, in registration order."""
+        return tuple(self._by_login.values())
+
+    @property
+    def repos(self) -> tuple[RepoRow, ...]:
+        """Return every hosted repository, by name."""
+        return tuple(sorted(self._hosted.values(), key=lambda repo: repo.full_name.lower()))
+
+    def find_user(self, login: str) -> SandboxUser | None:
+        """Return the user with a login (case-insensitive, as on GitHub), or None."""
+        return self._by_login.get(login.lower())
+
+    def user_for_token(self, token: str) -> SandboxUser | None:
+        """Return the user a token belongs to, or None."""
+        return self._by_token.get(token)
+
+    def find_repo(self, owner: str, name: str) -> RepoRow | None:
+        """Return a hosted repository (case-insensitive), or None."""
+        return self._hosted.get(f"{owner}/{name}".lower())
+
+
+def author_of(user: SandboxUser) -> Author:
+    """Return how a user is stored beside what they write."""
+    return Author(login=user.login, id=user.id)
+
+
+def can_write(user: SandboxUser | None) -> bool:
+    """Return whether a user may push (write or admin permission)."""
+    return user is not None and user.permission in ("admin", "write")
