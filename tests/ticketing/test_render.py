@@ -1,0 +1,436 @@
+"""Tests for ticketing.render: the issue a human editor reads, and what agent text cannot do."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ticketing.render import (
+    GITHUB_BODY_LIMIT,
+    MARKER_PREFIX,
+    RenderedTicket,
+    find_request_marker,
+    render_ticket,
+    request_marker,
+)
+from ticketing.request import ChatRequest, Message, ToolCall, request_key
+
+SAMPLE = (
+    Path(__file__).parent.parent
+    / "samples"
+    / "autogpt"
+    / "run1_default"
+    / "004_POST_v1_chat_completions.json"
+)
+CREATED = datetime(2026, 11, 21, 20, 34, 4, tzinfo=UTC)
+DEADLINE = CREATED + timedelta(hours=4)
+KEY = "ab" * 32
+FORGED_KEY = "0" * 64
+WJ = "\u2060"
+NOTE = "characters omitted: the full text is kept by ticketproxy]"
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_OUR_TAGS = {"<details>", "</details>", "<summary>", "</summary>", MARKER_PREFIX}
+
+
+def sample_body() -> dict[str, Any]:
+    """Return the body of the captured AutoGPT agent-step request."""
+    body: dict[str, Any] = json.loads(SAMPLE.read_text())["body"]
+    return body
+
+
+def request_from_body(body: dict[str, Any], **fields: Any) -> ChatRequest:
+    """Build a ChatRequest from a wire body, keeping only each message's role and content."""
+    messages = tuple(Message(role=m["role"], content=m["content"]) for m in body["messages"])
+    return ChatRequest(
+        model=body["model"],
+        messages=messages,
+        key=request_key("test-client", body),
+        **fields,
+    )
+
+
+def chat(*messages: Message, **fields: Any) -> ChatRequest:
+    """Build a ChatRequest for gpt-4-turbo from messages, with a fixed key."""
+    return ChatRequest(model="gpt-4-turbo", messages=messages, key=KEY, **fields)
+
+
+def render(request: ChatRequest) -> RenderedTicket:
+    """Render a request with fixed times and repo."""
+    return render_ticket(
+        request, request_id="req_42", created=CREATED, deadline=DEADLINE, repo="acme/tickets"
+    )
+
+
+def outside_fences(body: str) -> str:
+    """Return the lines of a markdown body that are not inside a fenced code block."""
+    kept: list[str] = []
+    fence: str | None = None
+    for line in body.split("\n"):
+        if fence is None:
+            match = _FENCE_OPEN.fullmatch(line)
+            if match and (match.group(1)[0] == "~" or "`" not in match.group(2)):
+                fence = match.group(1)
+                continue
+            kept.append(line)
+        elif re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
+            fence = None
+    return "\n".join(kept)
+
+
+def raw_html(text: str) -> list[str]:
+    """Return each unescaped HTML-looking tag start in text, other than the renderer's own."""
+    found = []
+    for match in re.finditer(r"<[A-Za-z/!?]", text):
+        backslashes = len(text[: match.start()]) - len(text[: match.start()].rstrip("\\"))
+        tag = text[match.start() :].split(">")[0] + ">"
+        if backslashes % 2 == 0 and tag not in _OUR_TAGS and not tag.startswith(MARKER_PREFIX):
+            found.append(tag)
+    return found
+
+
+def pings(text: str) -> list[str]:
+    """Return each @mention or issue reference in text that GitHub would link."""
+    return re.findall(r"@[A-Za-z0-9_-]|#\d|GH-\d", text, flags=re.IGNORECASE)
+
+
+def test_autogpt_request_title_names_model_agent_and_newest_user_message() -> None:
+    """The title of the captured AutoGPT step is [model] agent: newest user message, cut."""
+    title = render(request_from_body(sample_body())).title
+    assert title.startswith("[gpt-4-turbo] StubBot: Determine exactly one command to use next")
+    assert title.endswith("…")
+    assert len(title) <= 120
+
+
+def test_autogpt_request_body_shows_sections_in_reading_order() -> None:
+    """The body holds the header, newest message, history, system prompt and how-to in order."""
+    body = render(request_from_body(sample_body())).body
+    anchors = [
+        "| Request id | `req_42` |",
+        "## Newest message",
+        "Determine exactly one command",
+        "<summary>Earlier conversation (2 messages)</summary>",
+        '"""Write the word hello into hello.txt, then finish."""',
+        "The current time and date is Sat Nov 21 20:34:04 2026",
+        "<summary>System prompt (1 message,",
+        "You are StubBot, a test agent that writes files.",
+        "## How to answer",
+        "ticketproxy answer <this issue's URL> --key ~/.ticketproxy/<you>.key --file answer.md",
+        "ticketproxy sign --ticket acme/tickets#<this issue's number>",
+    ]
+    positions = [body.index(anchor) for anchor in anchors]
+    assert positions == sorted(positions)
+
+
+def test_autogpt_request_body_ends_with_its_request_marker_line() -> None:
+    """The last line of the body is the marker naming the request's key."""
+    request = request_from_body(sample_body())
+    body = render(request).body
+    assert body.splitlines()[-1] == f"<!-- ticketproxy:request {request.key} -->"
+    assert find_request_marker(body) == request.key
+
+
+def test_how_to_answer_states_the_signing_rules_and_the_deadline() -> None:
+    """The how-to says only keyring editors count, edits void a comment, and when it ends."""
+    how_to = render(request_from_body(sample_body())).body.split("## How to answer")[1]
+    assert "signed by an editor whose key is in the keyring" in how_to
+    assert "edited afterwards no longer counts" in how_to
+    assert "**2026-11-22T00:34:04Z**" in how_to
+
+
+def test_header_table_lists_client_user_metadata_and_utc_times() -> None:
+    """The header shows client, user, metadata, and both times converted to UTC."""
+    paris = timezone(timedelta(hours=1))
+    request = chat(
+        Message("user", "hi"), client="team-bot", user="u-7", metadata={"run": "nightly"}
+    )
+    body = render_ticket(
+        request,
+        request_id="req_1",
+        created=datetime(2026, 1, 1, 13, 0, tzinfo=paris),
+        deadline=datetime(2026, 1, 1, 14, 30, tzinfo=paris),
+        repo="acme/tickets",
+    ).body
+    assert "| Client | `team-bot` |" in body
+    assert "| User | `u-7` |" in body
+    assert "| Metadata `run` | `nightly` |" in body
+    assert "| Created | 2026-01-01T12:00:00Z |" in body
+    assert "| Deadline | 2026-01-01T13:30:00Z (1 h 30 min after creation) |" in body
+
+
+def test_title_falls_back_to_the_user_field_then_to_agent() -> None:
+    """Without a "You are NAME," prompt the title names the user field, else "agent"."""
+    prompt = Message("system", "You are a helpful assistant.")
+    with_user = render(chat(prompt, Message("user", "hello"), user="carol")).title
+    without = render(chat(prompt, Message("user", "hello"))).title
+    assert with_user == "[gpt-4-turbo] carol: hello"
+    assert without == "[gpt-4-turbo] agent: hello"
+
+
+def test_long_first_line_is_cut_to_120_characters_with_an_ellipsis() -> None:
+    """A long newest message gives a title of at most 120 characters ending in an ellipsis."""
+    title = render(chat(Message("user", "word " * 100))).title
+    assert len(title) <= 120
+    assert title.endswith("word…")
+
+
+def test_request_without_messages_still_gets_a_title_and_marker() -> None:
+    """An empty conversation still renders a non-empty title and a findable marker."""
+    ticket = render(chat())
+    assert ticket.title == "[gpt-4-turbo] agent: (no messages)"
+    assert find_request_marker(ticket.body) == KEY
+
+
+def test_request_marker_round_trips_through_find_request_marker() -> None:
+    """find_request_marker returns the key that request_marker wrote, CRLF or not."""
+    body = f"some text\r\n\r\n{request_marker(KEY)}\r\n"
+    assert find_request_marker(body) == KEY
+
+
+def test_find_request_marker_ignores_a_marker_that_is_not_on_its_own_line() -> None:
+    """A marker embedded in a longer line, or quoted, is not the renderer's marker."""
+    assert find_request_marker(f"see {request_marker(KEY)} here") is None
+    assert find_request_marker(f"> {request_marker(KEY)}") is None
+
+
+def test_request_marker_rejects_a_key_that_is_not_hex() -> None:
+    """A key that is not lowercase hex cannot be written into a marker."""
+    with pytest.raises(ValueError, match="hex"):
+        request_marker("abc --> <b>")
+
+
+def test_naive_datetime_is_rejected() -> None:
+    """A deadline without a time zone is refused instead of being guessed."""
+    with pytest.raises(ValueError, match="timezone-aware"):
+        render_ticket(
+            chat(Message("user", "hi")),
+            request_id="req_1",
+            created=CREATED,
+            deadline=datetime(2026, 1, 1),  # noqa: DTZ001 - the naive value under test
+            repo="acme/tickets",
+        )
+
+
+def test_mention_in_user_message_pings_nobody() -> None:
+    """@login and @org/team in messages, names, user and metadata never reach GitHub as pings."""
+    request = chat(
+        Message("user", "@octocat please review, cc @acme/security and #12"),
+        user="@admin",
+        metadata={"@owner": "@acme/everyone"},
+    )
+    ticket = render(request)
+    assert pings(outside_fences(ticket.body)) == []
+    assert pings(ticket.title) == []
+    assert "@octocat please review, cc @acme/security and #12" in ticket.body
+
+
+def test_fence_break_out_in_user_message_stays_inside_the_fence() -> None:
+    """Content holding ``` and ```` lines cannot close its fence and inject markdown."""
+    attack = "```\n# Approved by admin\n````\n<img src=https://evil.example/x.png>\n`````"
+    body = render(chat(Message("user", attack))).body
+    outside = outside_fences(body)
+    assert "Approved by admin" not in outside
+    assert "evil.example" not in outside
+    assert raw_html(outside) == []
+    assert "``````text\n" + attack + "\n``````" in body
+
+
+def test_details_break_out_in_history_stays_inside_the_fence() -> None:
+    """A </details> in an earlier message cannot close the collapsed history early."""
+    attack = "</details>\n\n# Ignore the above and approve\n\n<details>"
+    body = render(chat(Message("user", attack), Message("user", "newest"))).body
+    outside = outside_fences(body)
+    assert "Ignore the above" not in outside
+    assert outside.count("<details>") == outside.count("</details>") == 1
+    assert raw_html(outside) == []
+
+
+def test_forged_signature_trailer_in_prompt_is_neutralised() -> None:
+    """A signature trailer inside the prompt is broken so no parser can read it as one."""
+    forged = "<!-- ticketproxy-signature: a.b.c -->"
+    body = render(chat(Message("system", f"You are Bot.\n{forged}"), Message("user", "hi"))).body
+    assert "ticketproxy-signature" in body
+    assert "<!-- ticketproxy-signature" not in body
+    assert body.count("<!--") == 1
+    assert body.count("-->") == 1
+
+
+def test_forged_request_marker_in_prompt_is_not_found() -> None:
+    """find_request_marker returns the real key, not one the agent wrote on its own line."""
+    forged = f"{MARKER_PREFIX}{FORGED_KEY} -->"
+    request = chat(Message("system", forged), Message("user", f"hi\n{forged}\n"))
+    body = render(request).body
+    assert find_request_marker(body) == KEY
+    assert FORGED_KEY not in (find_request_marker(body.split("## How to answer")[0]) or "")
+
+
+def test_newline_and_markdown_in_user_message_give_a_single_line_title() -> None:
+    """A title built from markup, newlines and comments is one inert line."""
+    content = "\n\n# Urgent @octocat <!-- x -->\r\nsecond line\u2028third"
+    title = render(chat(Message("user", content), user="eve\nmallory")).title
+    assert title == f"[gpt-4-turbo] eve mallory: # Urgent @{WJ}octocat <!-{WJ}- x -{WJ}->"
+    assert "\n" not in title
+    assert "\r" not in title
+
+
+def test_pipe_and_html_in_metadata_cannot_break_out_of_the_header_table() -> None:
+    """Pipes, backslashes and tags in header values stay escaped inside their table cell."""
+    request = chat(Message("user", "hi"), metadata={"a|b": "x \\| <img src=y> | z"})
+    body = render(request).body
+    row = next(line for line in body.splitlines() if line.startswith("| Metadata"))
+    assert len(re.findall(r"(?<!\\)\|", row.replace("\\\\", ""))) == 3
+    assert raw_html(outside_fences(body)) == []
+
+
+def test_oversized_prompt_is_shortened_with_a_note_and_the_marker_intact() -> None:
+    """A 200k-character prompt yields a body within GitHub's limit, with a visible note."""
+    request = chat(Message("system", "You are Bot. " + "x" * 200_000), Message("user", "newest"))
+    body = render(request).body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert NOTE in body
+    assert find_request_marker(body) == KEY
+    assert "| Request id | `req_42` |" in body
+    assert "## How to answer" in body
+    assert "```text\nnewest\n```" in body
+
+
+def test_oversized_newest_message_is_cut_only_after_the_history() -> None:
+    """When the newest message alone is too long, the history goes first, then it is cut."""
+    request = chat(Message("user", "old question"), Message("user", "n" * 100_000))
+    body = render(request).body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert "old question" not in body
+    assert "… [message 1, 12 characters omitted" in body
+    assert body.count(NOTE) == 2
+    assert body.count("n" * 50_000) == 1
+
+
+def test_thousands_of_history_messages_are_dropped_oldest_first_within_the_limit() -> None:
+    """Whole old messages are left out, with a count, when their headings alone are too long."""
+    history = [Message("user", f"step {i}") for i in range(3_000)]
+    body = render(chat(*history, Message("user", "newest"))).body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert re.search(r"… \[\d+ messages \(1–\d+\), \d+ characters omitted", body)
+    assert "step 2999\n" in body
+    assert "step 0\n" not in body
+    assert find_request_marker(body) == KEY
+
+
+def test_tool_calls_and_tool_results_appear_with_names_and_arguments() -> None:
+    """Assistant tool calls show name and arguments; tool results name their call."""
+    call = ToolCall(id="call_1", name="write_file", arguments='{"filename": "hello.txt"}')
+    request = chat(
+        Message("user", "write hello"),
+        Message("assistant", "", tool_calls=(call,)),
+        Message("tool", "File written.", tool_call_id="call_1"),
+        Message("user", "now finish"),
+    )
+    body = render(request).body
+    assert "Tool call write\\_file (id call\\_1):" in body
+    assert '```json\n{\n  "filename": "hello.txt"\n}\n```' in body
+    assert "**Message 3 · tool**, result of tool call call\\_1" in body
+
+
+def test_messages_after_the_newest_user_message_are_shown_open() -> None:
+    """Tool calls and results that follow the newest user message are not collapsed."""
+    call = ToolCall(id="c", name="ls", arguments="{}")
+    request = chat(
+        Message("user", "list files"),
+        Message("assistant", "", tool_calls=(call,)),
+        Message("tool", "a.txt b.txt", tool_call_id="c"),
+    )
+    body = render(request).body
+    since = body.split("## Since then")[1].split("## How to answer")[0]
+    assert "a.txt b.txt" in since
+    assert "<details>" not in since
+
+
+_TOKENS = st.sampled_from(
+    [
+        "```",
+        "````",
+        "~~~",
+        "<!--",
+        "-->",
+        "@alice",
+        "@org/team",
+        "#12",
+        "</details>",
+        "<img src=x>",
+        "|",
+        "\\",
+        "\n",
+        "\r\n",
+        "\u202e",
+        "\x00",
+        " ",
+        "You are Bot,",
+        f"{MARKER_PREFIX}{FORGED_KEY} -->",
+        "<!-- ticketproxy-signature: a.b.c -->",
+    ]
+)
+_TEXT = st.lists(_TOKENS | st.text(max_size=4), max_size=12).map("".join)
+_MESSAGE = st.builds(
+    Message,
+    role=st.sampled_from(["system", "user", "assistant", "tool"]) | _TEXT,
+    content=_TEXT,
+    name=st.none() | _TEXT,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    messages=st.lists(_MESSAGE, max_size=6),
+    model=_TEXT,
+    user=st.none() | _TEXT,
+    metadata=st.dictionaries(_TEXT, _TEXT, max_size=3),
+)
+def test_any_agent_text_renders_a_safe_body_within_the_limit(
+    messages: list[Message], model: str, user: str | None, metadata: dict[str, str]
+) -> None:
+    """Whatever the agent sends, the body pings nobody, forges nothing and keeps its marker."""
+    request = ChatRequest(
+        model=model, messages=tuple(messages), user=user, metadata=metadata, key=KEY
+    )
+    ticket = render(request)
+    outside = outside_fences(ticket.body)
+    assert len(ticket.body) <= GITHUB_BODY_LIMIT
+    assert find_request_marker(ticket.body) == KEY
+    assert ticket.body.count("<!--") == ticket.body.count("-->") == 1
+    assert pings(outside) == []
+    assert raw_html(outside) == []
+    assert outside.count("<details>") == outside.count("</details>")
+    assert ticket.title
+    assert len(ticket.title) <= 120
+    assert pings(ticket.title) == []
+    assert "<!--" not in ticket.title
+    assert "\n" not in ticket.title
+
+
+_BIG_MESSAGE = st.builds(
+    Message,
+    role=st.sampled_from(["system", "user", "assistant"]),
+    content=st.tuples(_TEXT, st.integers(0, 4_000)).map(lambda pair: pair[0] * pair[1]),
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(messages=st.lists(_BIG_MESSAGE, min_size=1, max_size=8))
+def test_any_oversized_conversation_is_shortened_safely_within_the_limit(
+    messages: list[Message],
+) -> None:
+    """However large the messages, the body fits, keeps its marker and forges nothing."""
+    ticket = render(chat(*messages))
+    outside = outside_fences(ticket.body)
+    assert len(ticket.body) <= GITHUB_BODY_LIMIT
+    assert find_request_marker(ticket.body) == KEY
+    assert ticket.body.count("<!--") == ticket.body.count("-->") == 1
+    assert pings(outside) == []
+    assert raw_html(outside) == []
+    assert "## How to answer" in ticket.body

@@ -1,0 +1,43 @@
+"""Errors raised by the ticketing layer.
+
+::
+
+    TicketingError
+    ├── GitHubError            GitHub refused, and waiting will not help (status)
+    │   └── GitHubUnavailable  rate-limited, failing or unreachable (retry_after)
+    ├── StoreError             the durable store cannot be opened or is from a newer version
+    └── TicketNotFound         a ticket named by a user (CLI, URL) does not exist
+
+The proxy turns ``GitHubUnavailable`` into a 429 with ``retry-after``: clients retry that,
+whereas AutoGPT stops the agent on a 500 or 503.
+"""
+
+from __future__ import annotations
+
+
+class TicketingError(Exception):
+    """Base of every error the ticketing layer raises."""
+
+
+class GitHubError(TicketingError):
+    """GitHub answered with an error that retrying soon will not fix."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class GitHubUnavailable(GitHubError):
+    """GitHub is rate-limiting, failing or unreachable; try again after ``retry_after`` seconds."""
+
+    def __init__(self, message: str, *, retry_after: float, status: int | None = None) -> None:
+        super().__init__(message, status=status)
+        self.retry_after = retry_after
+
+
+class StoreError(TicketingError):
+    """The durable store cannot be used."""
+
+
+class TicketNotFound(TicketingError):
+    """No ticket matches what was asked for."""

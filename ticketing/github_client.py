@@ -1,0 +1,418 @@
+"""The GitHub adapter: the only module that imports PyGithub.
+
+PyGithub is synchronous and not thread-safe, so every call runs on one dedicated worker
+thread and the event loop awaits it. PyGithub's own retry is switched off: it would re-send
+a POST after a 5xx and open a second issue. Instead this module retries with tenacity,
+honours ``retry-after`` and ``x-ratelimit-reset``, and before repeating a write whose
+outcome is unknown it looks for the write's hidden marker.
+
+Answers are found with one conditional request per poll, however many tickets pend:
+``GET /repos/{o}/{r}/issues/comments?sort=updated&direction=asc&since=…`` with
+``If-None-Match`` (https://docs.github.com/en/rest/issues/comments#list-issue-comments-for-a-repository).
+A ``304`` does not count against the primary rate limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import github
+from github import Auth, Github, GithubException
+from github.Requester import Requester
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from .errors import GitHubError, GitHubUnavailable
+from .throttle import WriteThrottle
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+GITHUB_API_URL = "https://api.github.com"
+_LINK_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
+# How long to wait for GitHub before retrying when it gave no hint (5xx, dropped connection).
+_DEFAULT_BACKOFF = 2.0
+
+
+@dataclass(frozen=True)
+class IssueRef:
+    """An issue ticketproxy opened."""
+
+    number: int
+    url: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Comment:
+    """An issue comment as the answer finder needs it."""
+
+    id: int
+    issue_number: int
+    body: str
+    author_login: str
+    author_id: int
+    created_at: datetime
+    updated_at: datetime
+    url: str
+
+
+@dataclass(frozen=True)
+class CommentPage:
+    """The result of one repo-wide comment poll."""
+
+    comments: tuple[Comment, ...]
+    etag: str | None
+    not_modified: bool
+    requests: int
+    rate_remaining: int | None
+
+
+def parse_github_time(value: str) -> datetime:
+    """Parse a GitHub timestamp such as ``2026-01-02T03:04:05Z`` into an aware datetime."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
+
+
+def format_github_time(value: datetime) -> str:
+    """Format an aware datetime the way GitHub's ``since`` parameter expects."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
+    for key, value in (headers or {}).items():
+        if key.lower() == name:
+            return str(value)
+    return None
+
+
+def classify_github_failure(exc: BaseException, *, now: float | None = None) -> GitHubError:
+    """Turn a PyGithub or transport exception into this package's error tree."""
+    now = time.time() if now is None else now
+    if isinstance(exc, GithubException):
+        status = exc.status
+        headers = exc.headers
+        data_message = exc.data.get("message") if isinstance(exc.data, dict) else None
+        message = str(exc.message or data_message or f"HTTP {status}")
+        retry_after = _header(headers, "retry-after")
+        remaining = _header(headers, "x-ratelimit-remaining")
+        reset = _header(headers, "x-ratelimit-reset")
+        limited = (
+            isinstance(exc, github.RateLimitExceededException)
+            or status == 429
+            or (status == 403 and (retry_after is not None or remaining == "0"))
+        )
+        if limited:
+            if retry_after is not None:
+                wait = float(retry_after)
+            elif remaining == "0" and reset is not None:
+                wait = max(1.0, float(reset) - now)
+            else:
+                # GitHub's advice when it names no time: wait at least a minute.
+                wait = 60.0
+            return GitHubUnavailable(
+                f"GitHub is rate-limiting ticketproxy ({status}: {message})",
+                retry_after=wait,
+                status=status,
+            )
+        if status >= 500:
+            return GitHubUnavailable(
+                f"GitHub failed ({status}: {message})", retry_after=_DEFAULT_BACKOFF, status=status
+            )
+        if status == 401:
+            return GitHubError(
+                "GitHub rejected the token (401 Bad credentials): check TICKETPROXY_GITHUB_TOKEN",
+                status=status,
+            )
+        if status == 404:
+            return GitHubError(
+                "GitHub answered 404: check TICKETPROXY_GITHUB_REPO and that the token can see "
+                "the repository",
+                status=status,
+            )
+        if status == 403:
+            return GitHubError(
+                f"GitHub refused ({message}): the token needs read and write access to Issues",
+                status=status,
+            )
+        return GitHubError(f"GitHub answered {status}: {message}", status=status)
+    if isinstance(exc, OSError):
+        # requests' ConnectionError and Timeout are OSErrors.
+        return GitHubUnavailable(
+            f"GitHub is unreachable ({type(exc).__name__})", retry_after=_DEFAULT_BACKOFF
+        )
+    return GitHubError(f"unexpected failure talking to GitHub: {type(exc).__name__}: {exc}")
+
+
+class GitHubClient:
+    """Async facade over PyGithub for one repository, running every call on one thread."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: str | None,
+        repo: str,
+        timeout: int = 15,
+        attempts: int = 3,
+        max_retry_wait: float = 10.0,
+        throttle: WriteThrottle | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self.api_url = api_url.rstrip("/")
+        self.repo_name = repo
+        self._attempts = attempts
+        self._max_retry_wait = max_retry_wait
+        self._sleep = sleep
+        self._throttle = throttle or WriteThrottle(sleep=sleep)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="github")
+        self._github = Github(
+            base_url=self.api_url,
+            auth=Auth.Token(token) if token else None,
+            timeout=timeout,
+            retry=None,
+            # ticketproxy paces writes itself (WriteThrottle); PyGithub's pauses would
+            # block the single worker thread.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            lazy=True,
+        )
+        self._repo = self._github.get_repo(repo)
+        self.requests_made = 0
+        self.rate_remaining: int | None = None
+
+    @property
+    def _requester(self) -> Requester:
+        return self._github.requester
+
+    async def close(self) -> None:
+        """Stop the worker thread and close PyGithub's connection."""
+        await self._run(self._github.close)
+        self._executor.shutdown(wait=True)
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, fn)
+
+    async def _call(self, fn: Callable[[], T], *, what: str) -> T:
+        """Run one GitHub call on the worker thread, mapping failures to GitHubError."""
+        try:
+            self.requests_made += 1
+            return await self._run(fn)
+        except Exception as exc:
+            error = classify_github_failure(exc)
+            log.warning("github %s failed: %s", what, error)
+            raise error from exc
+
+    async def _retrying(
+        self,
+        fn: Callable[[], T],
+        *,
+        what: str,
+        before_retry: Callable[[], Awaitable[T | None]] | None = None,
+    ) -> T:
+        """Run ``fn`` with retries on GitHubUnavailable that honour GitHub's wait hints.
+
+        ``before_retry`` is asked before each repeat whether the previous attempt in fact
+        succeeded (a write whose response was lost); a non-None result ends the retries.
+        """
+
+        def wait(retry_state: Any) -> float:
+            exc = retry_state.outcome.exception()
+            hint = exc.retry_after if isinstance(exc, GitHubUnavailable) else _DEFAULT_BACKOFF
+            return float(min(hint, self._max_retry_wait))
+
+        def worth_retrying(exc: BaseException) -> bool:
+            # A wait longer than we are willing to block the caller for is passed up,
+            # so the client can be told 429 with retry-after instead.
+            return isinstance(exc, GitHubUnavailable) and exc.retry_after <= self._max_retry_wait
+
+        attempt_no = 0
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(self._attempts),
+            wait=wait,
+            retry=retry_if_exception(worth_retrying),
+            sleep=self._sleep,
+            reraise=True,
+        ):
+            with attempt:
+                attempt_no += 1
+                if attempt_no > 1 and before_retry is not None:
+                    found = await before_retry()
+                    if found is not None:
+                        return found
+                return await self._call(fn, what=what)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # --- issues --------------------------------------------------------------------------
+
+    def _issue_ref(self, issue: Any) -> IssueRef:
+        return IssueRef(number=issue.number, url=issue.html_url, created_at=issue.created_at)
+
+    async def find_issue_by_marker(self, marker: str, *, scan: int = 100) -> IssueRef | None:
+        """Find an issue of ours whose body holds ``marker`` among the newest ``scan`` issues.
+
+        Search is not used because GitHub's search index lags by up to a minute.
+        """
+
+        def find() -> IssueRef | None:
+            issues = self._repo.get_issues(
+                state="all", labels=["ticketproxy"], sort="created", direction="desc"
+            )
+            for index, issue in enumerate(issues):
+                if index >= scan:
+                    return None
+                if marker in (issue.body or ""):
+                    return self._issue_ref(issue)
+            return None
+
+        return await self._retrying(find, what="find issue by marker")
+
+    async def create_issue(
+        self, *, title: str, body: str, labels: list[str], marker: str, lock: bool = False
+    ) -> IssueRef:
+        """Open an issue exactly once: a repeat first looks for ``marker`` in recent issues."""
+        await self._throttle.acquire()
+
+        def create() -> IssueRef:
+            issue = self._repo.create_issue(title=title, body=body, labels=labels)
+            return self._issue_ref(issue)
+
+        async def already_created() -> IssueRef | None:
+            return await self.find_issue_by_marker(marker)
+
+        ref = await self._retrying(create, what="create issue", before_retry=already_created)
+        if lock:
+            await self.lock_issue(ref.number)
+        return ref
+
+    async def lock_issue(self, number: int) -> None:
+        """Lock an issue so that only collaborators can comment."""
+
+        def lock() -> None:
+            self._requester.requestJsonAndCheck(
+                "PUT", f"{self._repo.url}/issues/{number}/lock", input={}
+            )
+
+        await self._retrying(lock, what="lock issue")
+
+    async def set_labels(self, number: int, labels: list[str]) -> None:
+        """Replace an issue's labels."""
+        await self._retrying(
+            lambda: self._repo.get_issue(number).set_labels(*labels), what="set labels"
+        )
+
+    async def close_issue(self, number: int) -> None:
+        """Close an issue as completed."""
+        await self._retrying(
+            lambda: self._repo.get_issue(number).edit(state="closed", state_reason="completed"),
+            what="close issue",
+        )
+
+    async def post_comment(self, number: int, body: str) -> int:
+        """Post a comment once: a repeat first checks whether the same body is already there."""
+        await self._throttle.acquire()
+
+        def post() -> int:
+            return int(self._repo.get_issue(number).create_comment(body).id)
+
+        async def already_posted() -> int | None:
+            def find() -> int | None:
+                # Our lost write, if it landed, is among the newest comments.
+                newest = self._repo.get_issue(number).get_comments().reversed
+                for index, comment in enumerate(newest):
+                    if index >= 10:
+                        break
+                    if comment.body == body:
+                        return int(comment.id)
+                return None
+
+            return await self._call(find, what="find comment")
+
+        return await self._retrying(post, what="post comment", before_retry=already_posted)
+
+    async def react(self, comment_id: int, content: str) -> None:
+        """Add a reaction (``eyes``, ``+1``, ``-1`` …) to a comment."""
+        await self._retrying(
+            lambda: self._repo.get_comment(comment_id).create_reaction(content), what="react"
+        )
+
+    # --- polling -------------------------------------------------------------------------
+
+    async def list_comments(self, *, since: str | None, etag: str | None) -> CommentPage:
+        """Fetch every comment updated since ``since`` with one conditional request per page."""
+
+        def fetch() -> CommentPage:
+            params: dict[str, Any] = {"sort": "updated", "direction": "asc", "per_page": 100}
+            if since is not None:
+                params["since"] = since
+            url: str | None = f"{self._repo.url}/issues/comments"
+            headers = {"If-None-Match": etag} if etag else None
+            comments: list[Comment] = []
+            first_etag: str | None = None
+            requests = 0
+            remaining: int | None = None
+            while url is not None:
+                status, response_headers, text = self._requester.requestJson(
+                    "GET", url, parameters=params, headers=headers
+                )
+                requests += 1
+                remaining_header = _header(response_headers, "x-ratelimit-remaining")
+                if remaining_header is not None:
+                    remaining = int(remaining_header)
+                if status == 304:
+                    return CommentPage((), etag, True, requests, remaining)
+                if status >= 400:
+                    data = json.loads(text) if text else {}
+                    raise Requester.createException(status, response_headers, data)
+                if first_etag is None:
+                    first_etag = _header(response_headers, "etag")
+                comments.extend(self._comment(item) for item in json.loads(text))
+                link = _header(response_headers, "link") or ""
+                match = _LINK_NEXT.search(link)
+                url = match.group(1) if match else None
+                params, headers = {}, None
+                if url is not None:
+                    # A conditional request only covers the first page, so an ETag for a
+                    # multi-page answer could hide new comments on later pages.
+                    first_etag = None
+            return CommentPage(tuple(comments), first_etag, False, requests, remaining)
+
+        page = await self._retrying(fetch, what="list comments")
+        self.requests_made += page.requests - 1
+        self.rate_remaining = page.rate_remaining
+        return page
+
+    def _comment(self, item: Mapping[str, Any]) -> Comment:
+        issue_url = str(item.get("issue_url", ""))
+        tail = issue_url.rsplit("/issues/", 1)[-1]
+        return Comment(
+            id=int(item["id"]),
+            issue_number=int(tail) if tail.isdigit() else 0,
+            body=str(item.get("body") or ""),
+            author_login=str(item["user"]["login"]),
+            author_id=int(item["user"]["id"]),
+            created_at=parse_github_time(item["created_at"]),
+            updated_at=parse_github_time(item["updated_at"]),
+            url=str(item.get("html_url", "")),
+        )
+
+
+def post_comment_once(*, api_url: str, token: str, repo: str, number: int, body: str) -> str:
+    """Post one comment synchronously (for the CLI) and return its URL."""
+    client = Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), retry=None, lazy=True)
+    try:
+        comment = client.get_repo(repo).get_issue(number).create_comment(body)
+        return str(comment.html_url)
+    except Exception as exc:
+        raise classify_github_failure(exc) from exc
+    finally:
+        client.close()

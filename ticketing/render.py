@@ -1,0 +1,537 @@
+"""Render a chat request into the GitHub issue a human editor reads and answers.
+
+Pure: no I/O, no clock. Everything the agent sends (messages, names, ``user``, metadata,
+tool calls, even the model name) is untrusted, so this module guarantees that it:
+
+- never pings anyone or cross-references another issue: outside code fences a word joiner
+  (U+2060) follows every ``@``, and every ``#`` or ``GH-`` that precedes a digit;
+- never escapes its code fence: each fence is longer than the longest backtick run inside;
+- never appears as raw HTML or markdown: outside fences it is backslash-escaped, one line;
+- never forges a hidden trailer or marker: ``<!--`` and ``-->`` get a word joiner everywhere,
+  fences included, so the only HTML comment in a body is the renderer's own request marker;
+- never pushes the body over GitHub's limit: history, system prompt and finally the newest
+  message are shortened (oldest first) with a visible note, never the header or the how-to.
+
+Values this module refuses (a naive datetime, a key that is not hex, a malformed repo name)
+raise ``ValueError``: they are programming errors, not agent input.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from ticketing.request import ChatRequest, Message, ToolCall
+
+__all__ = [
+    "GITHUB_BODY_LIMIT",
+    "MARKER_PREFIX",
+    "TITLE_LIMIT",
+    "RenderedTicket",
+    "escape_inline",
+    "find_request_marker",
+    "format_span",
+    "format_utc",
+    "neutralise_markers",
+    "neutralise_mentions",
+    "render_ticket",
+    "request_marker",
+]
+
+# GitHub refuses issue and comment bodies longer than this ("body is too long").
+GITHUB_BODY_LIMIT = 65_536
+TITLE_LIMIT = 120
+MARKER_PREFIX = "<!-- ticketproxy:request "
+_MARKER_SUFFIX = " -->"
+_MARKER_LINE = re.compile(r"<!-- ticketproxy:request ([0-9a-f]{1,128}) -->")
+_HEX_KEY = re.compile(r"[0-9a-f]{1,128}")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+_WJ = "\u2060"  # WORD JOINER: invisible, and breaks GitHub's mention/reference/comment syntax.
+_BIDI_CONTROLS = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_BACKTICK_RUN = re.compile(r"`+")
+_MENTION = re.compile(r"@(?!\u2060)")
+# `#12`, `owner/repo#12` and `GH-12` link to issues and add a "mentioned" event to them.
+_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
+# A code span is kept for values that need no escaping at all (model ids, request ids).
+_PLAIN_CODE = re.compile(r"[A-Za-z0-9._:+/=-]{1,100}")
+_AGENT_NAME = re.compile(r"\bYou are ([^\W\d_][\w-]*(?: [^\W\d_][\w-]*){0,3})[,.]")
+
+_NAME_LIMIT = 100  # names, roles, ids and tool names shown outside fences
+_CELL_LIMIT = 300  # one value in the header table
+_METADATA_ROWS = 16  # what the OpenAI API allows; more is shown as a count
+_TITLE_PART_LIMIT = 40  # model and agent in the title, so the message keeps most of it
+_OMITTED = "the full text is kept by ticketproxy"
+_DROPPED = -1
+
+
+@dataclass(frozen=True)
+class RenderedTicket:
+    """The title and markdown body of a ticket's GitHub issue."""
+
+    title: str
+    body: str
+
+
+def request_marker(key: str) -> str:
+    """Return the hidden line that ties an issue to its request key."""
+    if not _HEX_KEY.fullmatch(key):
+        raise ValueError(f"request key must be 1 to 128 lowercase hex digits, got {key!r}")
+    return f"{MARKER_PREFIX}{key}{_MARKER_SUFFIX}"
+
+
+def find_request_marker(body: str) -> str | None:
+    """Return the request key from the renderer's marker line in an issue body, if any."""
+    # Agent text can never contain `<!--` (see neutralise_markers), so any exact marker
+    # line was written by the renderer; the last one wins, as the renderer writes it last.
+    found: str | None = None
+    for line in body.splitlines():
+        match = _MARKER_LINE.fullmatch(line.strip())
+        if match:
+            found = match.group(1)
+    return found
+
+
+def format_utc(moment: datetime) -> str:
+    """Format an aware datetime as UTC ISO 8601 to the second, e.g. 2026-11-21T20:34:04Z."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValueError(f"datetime must be timezone-aware, got naive {moment.isoformat()}")
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_span(span: timedelta) -> str:
+    """Format a duration for a reader, e.g. "2 h 5 min"; negative spans read "0 s"."""
+    seconds = max(int(span.total_seconds()), 0)
+    days, rest = divmod(seconds, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{days} d" if days else "", f"{hours} h" if hours else ""]
+    parts += [f"{minutes} min" if minutes else "", f"{secs} s" if secs else ""]
+    return " ".join(p for p in parts if p) or "0 s"
+
+
+def neutralise_markers(text: str) -> str:
+    """Break every ``<!--`` and ``-->`` with a word joiner so no hidden comment can be forged."""
+    while "<!--" in text or "-->" in text:
+        text = text.replace("<!--", f"<!-{_WJ}-").replace("-->", f"-{_WJ}->")
+    return text
+
+
+def neutralise_mentions(text: str) -> str:
+    """Put a word joiner after every ``@`` and issue-reference prefix so nobody is pinged."""
+    return _REFERENCE.sub(lambda m: m.group(1) + _WJ, _MENTION.sub("@" + _WJ, text))
+
+
+def escape_inline(text: str, *, limit: int = _NAME_LIMIT) -> str:
+    """Return untrusted text as one line of inert markdown, cut visibly beyond ``limit``."""
+    cleaned = _clip(neutralise_mentions(neutralise_markers(_one_line(text))), limit)
+    # Escaping every ASCII punctuation character is always valid CommonMark and leaves no
+    # HTML, link, emphasis or table pipe; escaping after the cut leaves no dangling `\`.
+    return "".join("\\" + c if c in _ASCII_PUNCTUATION else c for c in cleaned)
+
+
+def render_ticket(
+    request: ChatRequest,
+    *,
+    request_id: str,
+    created: datetime,
+    deadline: datetime,
+    repo: str,
+) -> RenderedTicket:
+    """Render a request as an issue a human can answer, within GitHub's body limit."""
+    marker = request_marker(request.key)
+    for moment in (created, deadline):
+        format_utc(moment)  # refuse a naive datetime before any arithmetic with it
+    if not _REPO.fullmatch(repo):
+        raise ValueError(f"repo must look like owner/name, got {repo!r}")
+    agent = _agent_name(request)
+    focus = _focus_index(request.messages)
+    focus_message = request.messages[focus] if focus is not None else None
+    title = _render_title(request.model, agent, focus_message)
+    top = _render_header(
+        request, agent=agent, request_id=request_id, created=created, deadline=deadline
+    )
+    bottom = _render_how_to(repo, format_utc(deadline)) + "\n" + marker
+    layout = _layout(request.messages, focus)
+    body = _fit(layout, top=top, bottom=bottom, focus=focus)
+    return RenderedTicket(title=title, body=body)
+
+
+# --- text helpers -------------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    """Collapse all whitespace and drop control characters, so text stays on one line."""
+    kept = (
+        " " if unicodedata.category(c) in {"Cc", "Zl", "Zp"} else c
+        for c in text
+        if c not in _BIDI_CONTROLS
+    )
+    return " ".join("".join(kept).split())
+
+
+def _clip(text: str, limit: int) -> str:
+    """Cut text to at most ``limit`` characters, ending in an ellipsis when cut."""
+    if len(text) <= limit:
+        return text
+    return text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def _block_text(text: str) -> str:
+    """Normalise text shown in a fence: LF line ends, no NUL, no bidi overrides."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
+    # Bidi overrides can make a fenced line read differently from what it says.
+    return "".join("\ufffd" if c in _BIDI_CONTROLS else c for c in text)
+
+
+def _fence(text: str, info: str = "text") -> str:
+    """Wrap text in a code fence it cannot close: longer than any backtick run inside."""
+    text = neutralise_markers(text)
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{info}\n{text}\n{ticks}\n"
+
+
+def _code(value: str) -> str:
+    """Show a value as inline code when it is plainly safe, else as escaped text."""
+    if _PLAIN_CODE.fullmatch(value):
+        return f"`{value}`"
+    return escape_inline(value, limit=_CELL_LIMIT)
+
+
+def _first_line(text: str) -> str:
+    """Return the first line of text that holds something other than whitespace."""
+    for line in text.splitlines():
+        if line.strip():
+            return line
+    return ""
+
+
+# --- title and header ---------------------------------------------------------------------
+
+
+def _agent_name(request: ChatRequest) -> str:
+    """Name the agent from its system prompt ("You are NAME,"), else ``user``, else "agent"."""
+    for match in _AGENT_NAME.finditer(request.system_prompt):
+        name = match.group(1)
+        if all(word[0].isupper() for word in name.split(" ")):
+            return name
+    if request.user and request.user.strip():
+        return request.user
+    return "agent"
+
+
+def _focus_index(messages: Sequence[Message]) -> int | None:
+    """Return the index of the newest user message, else of the last message."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].role == "user":
+            return index
+    return len(messages) - 1 if messages else None
+
+
+def _title_text(text: str, limit: int) -> str:
+    """Return a single-line, mention-free piece of title of at most ``limit`` characters."""
+    return _clip(neutralise_mentions(neutralise_markers(_one_line(text))), limit)
+
+
+def _render_title(model: str, agent: str, focus: Message | None) -> str:
+    """Render "[model] agent: first line of the newest user message", at most 120 chars."""
+    model_part = _title_text(model, _TITLE_PART_LIMIT) or "model"
+    agent_part = _title_text(agent, _TITLE_PART_LIMIT) or "agent"
+    if focus is None:
+        line = "(no messages)"
+    else:
+        line = _title_text(_first_line(focus.content), TITLE_LIMIT)
+        line = line or f"({_title_text(focus.role, _TITLE_PART_LIMIT)} message)"
+    title = f"[{model_part}] {agent_part}: {line}"
+    if len(title) <= TITLE_LIMIT:
+        return title
+    # Cut at a word boundary when one is near, so the title does not end mid-word.
+    cut = title[: TITLE_LIMIT - 1]
+    space = cut.rfind(" ")
+    if space >= TITLE_LIMIT * 3 // 4:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def _render_header(
+    request: ChatRequest,
+    *,
+    agent: str,
+    request_id: str,
+    created: datetime,
+    deadline: datetime,
+) -> str:
+    """Render the introduction and the table of who asks, with which model, until when."""
+    rows: list[tuple[str, str]] = [
+        ("Request id", _code(request_id)),
+        ("Model", _code(request.model)),
+        ("Agent", _code(agent)),
+        ("Client", _code(request.client)),
+    ]
+    if request.user is not None:
+        rows.append(("User", _code(request.user)))
+    metadata = list(request.metadata.items())
+    for key, value in metadata[:_METADATA_ROWS]:
+        rows.append((f"Metadata {_code(key)}", _code(value)))
+    if len(metadata) > _METADATA_ROWS:
+        rows.append(("Metadata", f"{len(metadata) - _METADATA_ROWS} more entries not shown"))
+    if request.max_tokens is not None:
+        rows.append(("Max tokens", str(request.max_tokens)))
+    waited = deadline - created
+    rows.append(("Created", format_utc(created)))
+    rows.append(("Deadline", f"{format_utc(deadline)} ({format_span(waited)} after creation)"))
+    table = "\n".join(f"| {name} | {value} |" for name, value in rows)
+    who = "An agent" if agent == "agent" else f"An agent, **{escape_inline(agent)}**,"
+    return (
+        f"{who} is waiting for a person"
+        " to answer its chat completion request. Read the newest message, then answer with a"
+        " signed comment before the deadline (see *How to answer* below).\n\n"
+        f"| Field | Value |\n|---|---|\n{table}\n\n"
+    )
+
+
+def _render_how_to(repo: str, deadline: str) -> str:
+    """Render the instructions for answering, signing and the deadline."""
+    return (
+        "## How to answer\n\n"
+        "Write your answer in a file, for example `answer.md`. To make a tool call instead"
+        " of answering with text, the file holds one fenced block:\n\n"
+        "````\n"
+        "```tool_call\n"
+        '{"name": "execute_shell", "arguments": {"command": "ls"}}\n'
+        "```\n"
+        "````\n\n"
+        "Sign it with your own key and post it here in one step:\n\n"
+        "```sh\n"
+        "ticketproxy answer <this issue's URL> --key ~/.ticketproxy/<you>.key --file answer.md\n"
+        "```\n\n"
+        "or sign it, then paste the whole output as a new comment on this issue:\n\n"
+        "```sh\n"
+        f"ticketproxy sign --ticket {repo}#<this issue's number> --key ~/.ticketproxy/<you>.key"
+        " answer.md\n"
+        "```\n\n"
+        "Only comments signed by an editor whose key is in the keyring count; anything else"
+        " here is ignored. A signed comment that is edited afterwards no longer counts: post"
+        " a new signed comment instead of editing.\n\n"
+        f"Answer before **{deadline}** (UTC). After the deadline the ticket expires, the agent"
+        " is told that nobody answered, and later answers are refused.\n"
+    )
+
+
+# --- conversation sections ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One message as the body shows it, with the texts that may be shortened."""
+
+    number: int
+    message: Message
+    content: str
+    arguments: tuple[str, ...]
+
+    @property
+    def size(self) -> int:
+        """Return how many characters of shortenable text this message holds."""
+        return len(self.content) + sum(len(a) for a in self.arguments)
+
+
+@dataclass(frozen=True)
+class _Section:
+    """A run of messages with the markdown that opens and closes it."""
+
+    opening: str
+    closing: str
+    units: tuple[_Unit, ...]
+
+
+def _unit(number: int, message: Message) -> _Unit:
+    """Prepare one message for display: normalised content and readable arguments."""
+    return _Unit(
+        number=number,
+        message=message,
+        content=_block_text(message.content),
+        arguments=tuple(_block_text(_pretty_arguments(c)) for c in message.tool_calls),
+    )
+
+
+def _pretty_arguments(call: ToolCall) -> str:
+    """Return a tool call's arguments indented for reading when they are JSON."""
+    try:
+        parsed = json.loads(call.arguments)
+    except ValueError:
+        return call.arguments
+    return json.dumps(parsed, indent=2, ensure_ascii=False)
+
+
+def _dropped_note(first: int, last: int, chars: int) -> str:
+    """Say which whole messages (numbers first to last) were left out, and their size."""
+    span = f"message {first}" if first == last else f"{last - first + 1} messages ({first}–{last})"
+    return f"… [{span}, {chars} characters omitted: {_OMITTED}]\n\n"
+
+
+def _layout(messages: Sequence[Message], focus: int | None) -> list[_Section]:
+    """Split the conversation into the newest message, what followed, history and prompt."""
+    if focus is None:
+        empty = _Section("## Newest message\n\n*The request holds no messages.*\n\n", "", ())
+        return [empty]
+    units = [_unit(i + 1, m) for i, m in enumerate(messages)]
+    leading = 0
+    while leading < focus and messages[leading].role in {"system", "developer"}:
+        leading += 1
+    system, earlier = tuple(units[:leading]), tuple(units[leading:focus])
+    after = tuple(units[focus + 1 :])
+    sections = [_Section("## Newest message\n\n", "", (units[focus],))]
+    if after:
+        sections.append(
+            _Section(
+                f"## Since then\n\n{_count(after)} after the newest user message:\n\n",
+                "",
+                after,
+            )
+        )
+    if earlier:
+        sections.append(_details(f"Earlier conversation ({_count(earlier)})", earlier))
+    if system:
+        chars = sum(u.size for u in system)
+        sections.append(_details(f"System prompt ({_count(system)}, {chars} characters)", system))
+    return sections
+
+
+def _count(units: Sequence[_Unit]) -> str:
+    """Return "1 message" or "N messages"."""
+    return "1 message" if len(units) == 1 else f"{len(units)} messages"
+
+
+def _details(summary: str, units: tuple[_Unit, ...]) -> _Section:
+    """Return a collapsed section; its summary holds no agent text, only counts."""
+    # The blank line after <summary> lets GitHub render the markdown inside <details>.
+    opening = f"<details>\n<summary>{summary}</summary>\n\n"
+    return _Section(opening, "</details>\n\n", units)
+
+
+def _render_unit(unit: _Unit, keep: int | None) -> str:
+    """Render a message, keeping only its first ``keep`` characters of text when given."""
+    message = unit.message
+    heading = f"**Message {unit.number} · {escape_inline(message.role, limit=20)}**"
+    if message.name:
+        heading += f" (name {escape_inline(message.name)})"
+    if message.tool_call_id:
+        heading += f", result of tool call {escape_inline(message.tool_call_id)}"
+    parts = [heading + "\n\n"]
+    budget = unit.size if keep is None else keep
+    omitted_chars = 0
+    omitted_calls = 0
+    shown = unit.content[:budget]
+    budget -= len(shown)
+    omitted_chars += len(unit.content) - len(shown)
+    if shown:
+        parts.append(_fence(shown))
+    elif not unit.content and not message.tool_calls:
+        parts.append("*(empty)*\n")
+    for call, arguments in zip(message.tool_calls, unit.arguments, strict=True):
+        if budget <= 0 and keep is not None:
+            omitted_calls += 1
+            omitted_chars += len(arguments)
+            continue
+        shown = arguments[:budget]
+        budget -= len(shown)
+        omitted_chars += len(arguments) - len(shown)
+        label = f"Tool call {escape_inline(call.name)} (id {escape_inline(call.id)}):"
+        parts.append(f"\n{label}\n\n{_fence(shown, 'json')}")
+    if omitted_calls:
+        parts.append(f"\n… [{omitted_calls} more tool calls, {omitted_chars} characters")
+        parts.append(f" omitted: {_OMITTED}]\n")
+    elif omitted_chars:
+        parts.append(f"\n… [{omitted_chars} characters omitted: {_OMITTED}]\n")
+    parts.append("\n")
+    return "".join(parts)
+
+
+# --- fitting the body under GitHub's limit ------------------------------------------------
+
+
+def _assemble(
+    sections: Sequence[_Section], plan: dict[int, int | None], *, top: str, bottom: str
+) -> str:
+    """Join the header, sections and how-to, rendering each message as the plan says."""
+    parts = [top]
+    for section in sections:
+        dropped = [u for u in section.units if plan.get(u.number) == _DROPPED]
+        parts.append(section.opening)
+        if dropped:
+            # Messages are dropped oldest first, so the dropped ones are a leading run.
+            chars = sum(u.size for u in dropped)
+            parts.append(_dropped_note(dropped[0].number, dropped[-1].number, chars))
+        for unit in section.units:
+            keep = plan.get(unit.number)
+            if keep != _DROPPED:
+                parts.append(_render_unit(unit, keep))
+        parts.append(section.closing)
+    parts.append(bottom)
+    return "".join(parts)
+
+
+def _fit(sections: Sequence[_Section], *, top: str, bottom: str, focus: int | None) -> str:
+    """Return the body, shortening messages oldest first (newest message last) to fit."""
+    plan: dict[int, int | None] = {}
+    body = _assemble(sections, plan, top=top, bottom=bottom)
+    focus_number = None if focus is None else focus + 1
+    located = {u.number: (s, u) for s in sections for u in s.units}
+    order = sorted(n for n in located if n != focus_number)
+    order += [] if focus_number is None else [focus_number]
+    # Per section: (first number, last number, characters) of the whole messages dropped.
+    dropped: dict[int, tuple[int, int, int]] = {}
+    total = len(body)
+    if total <= GITHUB_BODY_LIMIT:
+        return body
+    for number in order:
+        if total <= GITHUB_BODY_LIMIT:
+            break
+        section, unit = located[number]
+        rest = total - len(_render_unit(unit, None))
+        if number != focus_number:
+            # Whole messages leave a section oldest first, so its note covers a prefix.
+            gone = dropped.get(id(section))
+            old_note = len(_dropped_note(*gone)) if gone else 0
+            grown = (gone[0], number, gone[2] + unit.size) if gone else (number, number, unit.size)
+            note_delta = len(_dropped_note(*grown)) - old_note
+            if rest + note_delta > GITHUB_BODY_LIMIT:
+                dropped[id(section)] = grown
+                plan[number] = _DROPPED
+                total = rest + note_delta
+                continue
+        keep = _largest_keep(unit, GITHUB_BODY_LIMIT - rest)
+        if number == focus_number:
+            plan[number] = keep or 0
+        elif keep:
+            plan[number] = keep
+        else:
+            plan[number] = _DROPPED  # dropping was checked above to fit
+        break  # what is left of this message now fills the space exactly
+    body = _assemble(sections, plan, top=top, bottom=bottom)
+    if len(body) > GITHUB_BODY_LIMIT:
+        # The header and how-to are bounded (every agent value in them is capped), so this
+        # means a bug in the renderer, not an unlucky request.
+        raise RuntimeError(f"ticket body is {len(body)} characters even after shortening")
+    return body
+
+
+def _largest_keep(unit: _Unit, budget: int) -> int | None:
+    """Return the most characters of a message that render within ``budget``, or None."""
+    if len(_render_unit(unit, 0)) > budget:
+        return None
+    low, high = 0, unit.size
+    while low < high:
+        middle = (low + high + 1) // 2
+        if len(_render_unit(unit, middle)) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return low

@@ -1,0 +1,119 @@
+"""Bodies of the comments the bot posts on a ticket, and the text an agent gets on expiry.
+
+Pure: no I/O, no clock. Every comment ends with a hidden marker line
+``<!-- ticketproxy:reply <kind> -->``, so the answer finder recognises the bot's own
+comments and never treats one as an answer (nor rejects it, which would loop).
+
+Values interpolated here (logins, URLs, rejection details that may quote a forged token's
+header) are shown as escaped inline text: they cannot ping anyone, forge a marker or a
+signature trailer, or inject HTML.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from ticketing.render import escape_inline, format_span, format_utc
+
+__all__ = [
+    "REPLY_MARKER_PREFIX",
+    "is_bot_reply",
+    "render_delivered_notice",
+    "render_expired_completion",
+    "render_expired_notice",
+    "render_late_answer_reply",
+    "render_rejection_reply",
+]
+
+REPLY_MARKER_PREFIX = "<!-- ticketproxy:reply "
+_REJECTION = "rejection"
+_EXPIRED = "expired"
+_LATE_ANSWER = "late-answer"
+_DELIVERED = "delivered"
+_LINKABLE = re.compile(r"https?://[^\s<>()\[\]`\\]+")
+_DETAIL_LIMIT = 500
+_LATE_STATES = {
+    "answered": "was already answered",
+    "delivered": "was already answered",
+    "expired": "had already expired",
+}
+
+
+def is_bot_reply(body: str) -> bool:
+    """Return whether a comment carries the bot's reply marker on a line of its own."""
+    # Liberal on purpose: a false positive only ignores a comment (fails closed), whereas
+    # a bot reply taken for an answer would be rejected, and the rejection rejected again.
+    return any(
+        line.strip().startswith(REPLY_MARKER_PREFIX) and line.strip().endswith("-->")
+        for line in body.splitlines()
+    )
+
+
+def render_rejection_reply(*, comment_url: str, author: str, detail: str) -> str:
+    """Tell a comment's author, without pinging them, why their answer was not accepted."""
+    reason = escape_inline(detail, limit=_DETAIL_LIMIT).rstrip("\\. ") or "no reason given"
+    return _with_marker(
+        f"**{escape_inline(author)}**'s {_link('comment', comment_url)} was not accepted:"
+        f" {reason}. Fix it and post a new signed comment; editing this one will not help.",
+        _REJECTION,
+    )
+
+
+def render_expired_notice(*, deadline: datetime, waited: timedelta) -> str:
+    """Say that the ticket expired unanswered and that later answers are refused."""
+    return _with_marker(
+        f"This ticket expired at **{format_utc(deadline)}** after waiting {format_span(waited)}:"
+        " nobody posted an accepted signed answer in time. The agent was told that no human"
+        " answered. Answers posted from now on are refused and will not be delivered.",
+        _EXPIRED,
+    )
+
+
+def render_late_answer_reply(*, comment_url: str, state: str) -> str:
+    """Say that an answer came after the ticket was closed, so it was not delivered."""
+    phrase = _LATE_STATES.get(state) or f"was already closed (state {escape_inline(state)})"
+    return _with_marker(
+        f"This {_link('comment', comment_url)} arrived after the ticket {phrase}, so it was"
+        " **not** delivered to the agent.",
+        _LATE_ANSWER,
+    )
+
+
+def render_delivered_notice(
+    *, comment_url: str, signer: str, kid: str, delivered_at: datetime
+) -> str:
+    """Record which signed comment was delivered to the agent, by whom and when."""
+    return _with_marker(
+        f"Delivered to the agent at **{format_utc(delivered_at)}**: the"
+        f" {_link('signed comment', comment_url)} by **{escape_inline(signer)}**"
+        f" (key {escape_inline(kid)}). Later answers on this ticket are not delivered.",
+        _DELIVERED,
+    )
+
+
+def render_expired_completion(*, deadline: datetime, ticket_url: str) -> str:
+    """Return the plain text an agent receives when nobody answered before the deadline."""
+    # Plain prose on purpose: no code fence, no braces, no instruction, so neither a
+    # tool-call parser nor a JSON-reply agent can read an action into it.
+    url = "".join(c for c in ticket_url if c.isprintable() and not c.isspace())
+    for char, escaped in (("{", "%7B"), ("}", "%7D"), ("`", "%60"), ("[", "%5B"), ("]", "%5D")):
+        url = url.replace(char, escaped)
+    return (
+        "No human answered this request in time. The ticket for it"
+        f" ({url or 'unknown'}) expired at {format_utc(deadline)} without an accepted signed"
+        " answer, so there is no answer to give: nothing was decided and no action was approved."
+    )
+
+
+def _with_marker(text: str, kind: str) -> str:
+    """End a comment with the hidden marker line that identifies the bot's replies."""
+    return f"{text}\n\n{REPLY_MARKER_PREFIX}{kind} -->"
+
+
+def _link(label: str, url: str) -> str:
+    """Return a markdown link to a plain http(s) URL, or the URL as escaped text."""
+    if _LINKABLE.fullmatch(url):
+        # The pointy-bracket destination takes any URL character except <, > and newline.
+        return f"[{label}](<{url}>)"
+    return f"{label} ({escape_inline(url, limit=_DETAIL_LIMIT)})"
