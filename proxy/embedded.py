@@ -1,0 +1,95 @@
+"""The embedded default: a local GitHub-compatible server with a demo editor.
+
+When no GitHub token is configured, ``ticketproxy serve`` starts the sandbox from
+:mod:`ticketing.sandbox` next to the proxy, with two users (the bot ticketproxy posts as,
+and a demo editor) and a keyring holding the demo editor's public key. Everything lives in
+the data directory and is made once, on first start.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from auth.keyring import add_key_to_keyring
+from auth.keys import generate_signing_key, write_signing_key
+from auth.roles import Role
+from ticketing.sandbox import (
+    RunningSandbox,
+    Sandbox,
+    SandboxConfig,
+    SandboxUser,
+    load_sandbox_config,
+    save_sandbox_config,
+    start_sandbox,
+)
+
+from .settings import Settings
+
+BOT_LOGIN = "ticketproxy-bot"
+DEMO_EDITOR = "alice"
+DEMO_EDITOR_ID = 1001
+
+
+@dataclass(frozen=True)
+class DemoIdentity:
+    """Who is who in the embedded sandbox."""
+
+    config: SandboxConfig
+    bot: SandboxUser
+    editor: SandboxUser
+    editor_key: Path
+
+
+def ensure_demo_identity(settings: Settings) -> DemoIdentity:
+    """Create the sandbox users, the demo editor's key pair and the keyring, once."""
+    data = settings.data_dir
+    data.mkdir(parents=True, exist_ok=True)
+    config_path = data / "sandbox-users.json"
+    if config_path.exists():
+        config = load_sandbox_config(config_path)
+    else:
+        config = SandboxConfig(
+            users=(
+                SandboxUser(
+                    login=BOT_LOGIN, id=1, token=f"ghp_{secrets.token_hex(18)}", permission="admin"
+                ),
+                SandboxUser(
+                    login=DEMO_EDITOR,
+                    id=DEMO_EDITOR_ID,
+                    token=f"ghp_{secrets.token_hex(18)}",
+                    permission="write",
+                ),
+            ),
+            repos=(settings.github_repo,),
+        )
+        save_sandbox_config(config_path, config)
+    if settings.github_repo not in config.repos:
+        config = replace(config, repos=(*config.repos, settings.github_repo))
+        save_sandbox_config(config_path, config)
+    users = {user.login: user for user in config.users}
+    editor_key = data / f"{DEMO_EDITOR}.key"
+    if not settings.keyring_path.exists() and not editor_key.exists():
+        key = generate_signing_key(login=DEMO_EDITOR)
+        write_signing_key(editor_key, key)
+        add_key_to_keyring(
+            settings.keyring_path,
+            key,
+            roles=(Role.EDITOR, Role.REVIEWER),
+            user_id=DEMO_EDITOR_ID,
+        )
+    return DemoIdentity(
+        config=config, bot=users[BOT_LOGIN], editor=users[DEMO_EDITOR], editor_key=editor_key
+    )
+
+
+async def start_embedded_github(
+    settings: Settings, identity: DemoIdentity
+) -> tuple[RunningSandbox, Settings]:
+    """Start the sandbox and return it with settings that point ticketproxy at it."""
+    sandbox = Sandbox(identity.config, db_path=settings.data_dir / "sandbox.sqlite3")
+    running = await start_sandbox(sandbox, host=settings.host, port=settings.sandbox_port)
+    return running, replace(
+        settings, github_api_url=running.api_url, github_token=identity.bot.token
+    )

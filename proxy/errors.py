@@ -1,0 +1,98 @@
+"""Errors the proxy answers with, each rendered as OpenAI's error envelope.
+
+::
+
+    ProxyError
+    ├── ConfigError            a setting is missing or malformed (names the variable and the fix)
+    └── APIError               answered as {"error": {"message", "type", "param", "code"}}
+        ├── InvalidRequest     400 invalid_request_error
+        ├── Unauthorized       401 invalid_api_key
+        ├── NotFound           404 (unknown route or model)
+        ├── MethodNotAllowed   405
+        ├── PayloadTooLarge    413
+        └── RateLimited        429 with retry-after (also GitHub back-pressure)
+
+Only :mod:`proxy.middleware` turns these into HTTP responses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class ProxyError(Exception):
+    """Base of every error the proxy raises."""
+
+
+class ConfigError(ProxyError):
+    """A setting is missing or malformed."""
+
+
+class APIError(ProxyError):
+    """An error answered to the client in OpenAI's error envelope."""
+
+    status = 500
+    type = "server_error"
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        self.code = code
+
+    def envelope(self) -> dict[str, Any]:
+        """Return OpenAI's error body for this error."""
+        return {
+            "error": {
+                "message": self.message,
+                "type": self.type,
+                "param": self.param,
+                "code": self.code,
+            }
+        }
+
+
+class InvalidRequest(APIError):
+    """The request is malformed or asks for something ticketproxy does not do."""
+
+    status = 400
+    type = "invalid_request_error"
+
+
+class Unauthorized(APIError):
+    """The client's API key is missing or wrong."""
+
+    status = 401
+    type = "invalid_request_error"
+
+
+class NotFound(APIError):
+    """The route or the model does not exist."""
+
+    status = 404
+    type = "invalid_request_error"
+
+
+class MethodNotAllowed(APIError):
+    """The route exists but not for this method."""
+
+    status = 405
+    type = "invalid_request_error"
+
+
+class PayloadTooLarge(APIError):
+    """The body is larger than the configured limit."""
+
+    status = 413
+    type = "invalid_request_error"
+
+
+class RateLimited(APIError):
+    """Back off and retry: the client is told when with ``retry-after``."""
+
+    status = 429
+    type = "requests"
+
+    def __init__(self, message: str, *, retry_after: float, code: str = "rate_limit_exceeded"):
+        super().__init__(message, code=code)
+        self.retry_after = retry_after

@@ -1,0 +1,76 @@
+"""Keep a non-streaming response alive while people think.
+
+DESIGN.md, "Waiting for people": send the 200 and its headers at once, then a single
+space at intervals well inside the client's read timeout, then the JSON completion.
+Leading whitespace is valid JSON, and openai-python (1.8 to 3.x) and AutoGPT accept it.
+Once the 200 is out the body must be a valid completion, so on an unexpected failure the
+connection is dropped instead: the client sees a connection error and retries, and the
+retry re-attaches to the same ticket.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from aiohttp import web
+
+log = logging.getLogger(__name__)
+
+# Stay well inside the client's read timeout: a quarter of it, never above the setting.
+_READ_TIMEOUT_SHARE = 0.25
+_MIN_INTERVAL = 0.05
+
+
+def heartbeat_interval(headers: Mapping[str, str], *, default: float) -> float:
+    """Return how often to send a heartbeat, honouring ``x-stainless-read-timeout``."""
+    raw = headers.get("x-stainless-read-timeout")
+    try:
+        read_timeout = float(raw) if raw is not None else None
+    except ValueError:
+        read_timeout = None
+    if read_timeout is None or read_timeout <= 0:
+        return default
+    return max(_MIN_INTERVAL, min(default, read_timeout * _READ_TIMEOUT_SHARE))
+
+
+async def send_after_wait(
+    request: web.Request,
+    body: asyncio.Task[Any],
+    *,
+    render: Callable[[Any], bytes],
+    interval: float,
+    headers: Mapping[str, str],
+) -> tuple[web.StreamResponse, bool]:
+    """Answer 200 now, write a space every ``interval`` until ``body`` is done, then send it.
+
+    Return the response and whether the whole body reached the client's socket.
+    """
+    response = web.StreamResponse(
+        status=200, headers={**headers, "Content-Type": "application/json"}
+    )
+    try:
+        await response.prepare(request)
+        while True:
+            done, _ = await asyncio.wait({body}, timeout=interval)
+            if done:
+                break
+            await response.write(b" ")
+        value = body.result()
+        await response.write(render(value))
+        await response.write_eof()
+    except ConnectionResetError:
+        # The client went away (read timeout, ctrl-C). The ticket keeps waiting and its
+        # answer stays in the store for the retry.
+        log.info("request_id=%s client disconnected while waiting", headers.get("x-request-id"))
+        body.cancel()
+        return response, False
+    except Exception:
+        log.exception("request_id=%s failed after the 200 was sent", headers.get("x-request-id"))
+        if request.transport is not None:
+            request.transport.close()
+        body.cancel()
+        return response, False
+    return response, True

@@ -1,0 +1,142 @@
+"""Request ids, client API keys, and the one place errors become OpenAI error envelopes."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import math
+import secrets
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from aiohttp.typedefs import Middleware
+
+from ticketing.errors import GitHubError, GitHubUnavailable
+
+from .errors import APIError, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, Unauthorized
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+REQUEST_ID = web.RequestKey("request_id", str)
+CLIENT = web.RequestKey("client", str)
+ANONYMOUS = "anonymous"
+# Routes that speak OpenAI and need a client key.
+_API_PREFIXES = ("/v1/", "/models")
+
+
+def error_response(error: APIError, *, request_id: str) -> web.Response:
+    """Render an API error as OpenAI's envelope with its status."""
+    headers = {"x-request-id": request_id}
+    if isinstance(error, RateLimited):
+        headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
+    return web.json_response(error.envelope(), status=error.status, headers=headers)
+
+
+@web.middleware
+async def request_ids(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Give every request an id, returned in ``x-request-id`` and used in every log line."""
+    request_id = f"req_{secrets.token_hex(12)}"
+    request[REQUEST_ID] = request_id
+    response = await handler(request)
+    if not response.prepared:
+        response.headers.setdefault("x-request-id", request_id)
+    return response
+
+
+@web.middleware
+async def openai_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Turn every error into OpenAI's error envelope with the right status."""
+    request_id = str(request.get(REQUEST_ID, "-"))
+    try:
+        return await handler(request)
+    except APIError as error:
+        return error_response(error, request_id=request_id)
+    except GitHubUnavailable as exc:
+        # Back-pressure is a 429: the openai client and AutoGPT retry it; a 503 would
+        # stop AutoGPT's agent.
+        log.warning("request_id=%s GitHub unavailable: %s", request_id, exc)
+        return error_response(
+            RateLimited(
+                "The human desk cannot take new tickets right now (GitHub is busy or "
+                "unreachable); retry after the time in retry-after.",
+                retry_after=exc.retry_after,
+                code="github_unavailable",
+            ),
+            request_id=request_id,
+        )
+    except GitHubError as exc:
+        log.error("request_id=%s GitHub error: %s", request_id, exc)
+        return error_response(
+            RateLimited(
+                "The human desk could not open a ticket on GitHub; the operator has been told "
+                "(see ticketproxy's log). Retry later.",
+                retry_after=60,
+                code="github_error",
+            ),
+            request_id=request_id,
+        )
+    except web.HTTPRequestEntityTooLarge as exc:
+        return error_response(
+            PayloadTooLarge(
+                f"The request body is larger than this ticketproxy accepts ({exc.text}).",
+                code="request_too_large",
+            ),
+            request_id=request_id,
+        )
+    except web.HTTPNotFound:
+        return error_response(
+            NotFound(f"Invalid URL ({request.method} {request.path})", code="unknown_url"),
+            request_id=request_id,
+        )
+    except web.HTTPMethodNotAllowed:
+        return error_response(
+            MethodNotAllowed(
+                f"Method {request.method} is not allowed for {request.path}",
+                code="method_not_allowed",
+            ),
+            request_id=request_id,
+        )
+    except web.HTTPException:
+        raise
+    except Exception:
+        log.exception("request_id=%s unexpected error", request_id)
+        failure = APIError("ticketproxy failed unexpectedly; the operator has the details.")
+        return error_response(failure, request_id=request_id)
+
+
+def client_id_for(key: str) -> str:
+    """Name a client key without revealing it (for tickets, logs and request keys)."""
+    return "key-" + hashlib.sha256(key.encode()).hexdigest()[:12]
+
+
+def client_keys(keys: tuple[str, ...]) -> Middleware:
+    """Return a middleware that checks ``Authorization: Bearer`` against ``keys``."""
+    encoded = [key.encode() for key in keys]
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if not request.path.startswith(_API_PREFIXES):
+            return await handler(request)
+        if not encoded:
+            request[CLIENT] = ANONYMOUS
+            return await handler(request)
+        scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
+        candidate = presented.strip().encode()
+        matched: bytes | None = None
+        # Compare with every key, in constant time, so timing says nothing about which
+        # key (or how much of one) matched.
+        for key in encoded:
+            if hmac.compare_digest(candidate, key):
+                matched = key
+        if scheme.lower() != "bearer" or matched is None:
+            raise Unauthorized(
+                "Incorrect API key provided. Send `Authorization: Bearer <key>` with one of the "
+                "keys in TICKETPROXY_API_KEYS.",
+                code="invalid_api_key",
+            )
+        request[CLIENT] = client_id_for(matched.decode())
+        return await handler(request)
+
+    return check

@@ -1,0 +1,182 @@
+"""Configuration, read once at start-up from an injected mapping (normally ``os.environ``)."""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .errors import ConfigError
+
+DEFAULT_MODELS = ("gpt-4", "gpt-4-turbo", "gpt-4o", "gpt-3.5-turbo")
+DEFAULT_SANDBOX_REPO = "acme/agents"
+_REPO_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything ticketproxy needs to know to serve; secrets stay out of ``repr``."""
+
+    github_repo: str = DEFAULT_SANDBOX_REPO
+    github_token: str | None = field(default=None, repr=False)
+    github_api_url: str | None = None
+    keyring_path: Path = Path("data/keyring.json")
+    api_keys: tuple[str, ...] = field(default=(), repr=False)
+    data_dir: Path = Path("data")
+    poll_interval: float = 5.0
+    max_wait: float = 3600.0
+    heartbeat_interval: float = 15.0
+    models: tuple[str, ...] = DEFAULT_MODELS
+    max_body_bytes: int = 4 * 1024 * 1024
+    host: str = "127.0.0.1"
+    port: int = 8080
+    sandbox_port: int = 8081
+    lock_issues: bool = True
+
+    @property
+    def embedded(self) -> bool:
+        """Say whether ticketproxy runs its own GitHub-compatible server (no token given)."""
+        return self.github_token is None
+
+    @property
+    def store_path(self) -> Path:
+        """Return where the ticket store lives."""
+        return self.data_dir / "tickets.sqlite3"
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Settings:
+        """Build settings from environment variables, failing with the variable's name."""
+        data_dir = Path(environ.get("TICKETPROXY_DATA_DIR", "data"))
+        token = environ.get("TICKETPROXY_GITHUB_TOKEN") or environ.get("GITHUB_TOKEN") or None
+        repo = environ.get("TICKETPROXY_GITHUB_REPO")
+        if repo is None and token is not None:
+            raise ConfigError(
+                "TICKETPROXY_GITHUB_REPO is not set: with a GitHub token, name the repository "
+                "that holds the tickets, e.g. TICKETPROXY_GITHUB_REPO=acme/agent-desk"
+            )
+        settings = cls(
+            github_repo=_repo(repo or DEFAULT_SANDBOX_REPO),
+            github_token=token,
+            github_api_url=_url(environ.get("TICKETPROXY_GITHUB_API_URL")),
+            keyring_path=Path(environ.get("TICKETPROXY_KEYRING", str(data_dir / "keyring.json"))),
+            api_keys=_keys(environ.get("TICKETPROXY_API_KEYS", "")),
+            data_dir=data_dir,
+            poll_interval=_number(environ, "TICKETPROXY_POLL_INTERVAL", 5.0, low=0.01),
+            max_wait=_number(environ, "TICKETPROXY_MAX_WAIT", 3600.0, low=1.0),
+            heartbeat_interval=_number(environ, "TICKETPROXY_HEARTBEAT_INTERVAL", 15.0, low=0.01),
+            models=_models(environ.get("TICKETPROXY_MODELS")),
+            max_body_bytes=int(
+                _number(environ, "TICKETPROXY_MAX_BODY_BYTES", 4 << 20, low=1024, unit="bytes")
+            ),
+            sandbox_port=_port(
+                environ.get("TICKETPROXY_SANDBOX_PORT", "8081"), "TICKETPROXY_SANDBOX_PORT"
+            ),
+            lock_issues=_bool(environ, "TICKETPROXY_LOCK_ISSUES", True),
+        )
+        return settings
+
+    def with_listen(self, host: str | None, port: int | None) -> Settings:
+        """Return these settings listening on ``host``/``port`` (the ``serve`` flags)."""
+        return replace(
+            self,
+            host=self.host if host is None else host,
+            port=self.port if port is None else _port(str(port), "--port"),
+        )
+
+    def check_exposure(self) -> None:
+        """Refuse to listen beyond loopback without client API keys."""
+        if self.api_keys or is_loopback(self.host):
+            return
+        raise ConfigError(
+            f"refusing to listen on {self.host} without client API keys: set "
+            "TICKETPROXY_API_KEYS=key1,key2 (any agent that can reach the port could otherwise "
+            "open tickets), or listen on 127.0.0.1"
+        )
+
+
+def is_loopback(host: str) -> bool:
+    """Say whether ``host`` only accepts connections from this machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _repo(value: str) -> str:
+    owner, sep, name = value.partition("/")
+    if not sep or not owner or not name or not set(owner + name) <= _REPO_CHARS:
+        raise ConfigError(
+            f"TICKETPROXY_GITHUB_REPO={value!r} is not OWNER/NAME: set it to the repository "
+            "that holds the tickets, e.g. acme/agent-desk"
+        )
+    return value
+
+
+def _url(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if not value.startswith(("http://", "https://")):
+        raise ConfigError(
+            f"TICKETPROXY_GITHUB_API_URL={value!r} is not an http(s) URL: use "
+            "https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise"
+        )
+    return value.rstrip("/")
+
+
+def _keys(value: str) -> tuple[str, ...]:
+    keys = tuple(k.strip() for k in value.split(",") if k.strip())
+    for key in keys:
+        if len(key) < 8:
+            raise ConfigError(
+                "TICKETPROXY_API_KEYS holds a key shorter than 8 characters: use long random "
+                "keys, e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
+            )
+    return keys
+
+
+def _number(
+    environ: Mapping[str, str], name: str, default: float, *, low: float, unit: str = "seconds"
+) -> float:
+    raw = environ.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(
+            f"{name}={raw!r} is not a number: give {unit}, e.g. {name}={default:g}"
+        ) from None
+    if not math.isfinite(value) or value < low:
+        raise ConfigError(f"{name}={raw!r} is out of range: it must be at least {low:g}")
+    return value
+
+
+def _port(raw: str, name: str) -> int:
+    if not raw.isdigit() or not 0 <= int(raw) <= 65535:
+        raise ConfigError(f"{name}={raw!r} is not a TCP port (0-65535)")
+    return int(raw)
+
+
+def _models(raw: str | None) -> tuple[str, ...]:
+    if raw is None or raw.strip() == "":
+        return DEFAULT_MODELS
+    models = tuple(m.strip() for m in raw.split(",") if m.strip())
+    if not models:
+        raise ConfigError("TICKETPROXY_MODELS is empty: list model ids, e.g. gpt-4o,gpt-4-turbo")
+    return models
+
+
+def _bool(environ: Mapping[str, str], name: str, default: bool) -> bool:
+    raw = environ.get(name)
+    if raw is None or raw == "":
+        return default
+    lowered = raw.strip().lower()
+    if lowered in {"1", "true", "yes", "on"}:
+        return True
+    if lowered in {"0", "false", "no", "off"}:
+        return False
+    raise ConfigError(f"{name}={raw!r} is not a boolean: use true or false")

@@ -1,0 +1,216 @@
+"""Every refusal is answered at once, in OpenAI's error envelope, with its real status."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+import aiohttp
+import openai
+import pytest
+
+from tests.stack import CLIENT_KEY, Stack
+
+PROMPT = [{"role": "user", "content": "hi"}]
+AUTH = {"Authorization": f"Bearer {CLIENT_KEY}"}
+
+
+async def raw(
+    stack: Stack,
+    method: str,
+    path: str,
+    *,
+    data: bytes | io.BytesIO | None = None,
+    headers: Any = None,
+) -> tuple[int, dict[str, Any], Any]:
+    """Send one raw request to the proxy and return status, headers and JSON body."""
+    url = stack.base_url.removesuffix("/v1") + path
+    async with (
+        aiohttp.ClientSession() as session,
+        session.request(method, url, data=data, headers=headers or AUTH) as response,
+    ):
+        headers = {name.lower(): value for name, value in response.headers.items()}
+        return response.status, headers, await response.json(content_type=None)
+
+
+def assert_envelope(body: Any, *, code: str | None = None, param: str | None = None) -> None:
+    """Check OpenAI's error envelope shape and, optionally, its code and param."""
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"message", "type", "param", "code"}
+    assert body["error"]["message"]
+    if code is not None:
+        assert body["error"]["code"] == code
+    if param is not None:
+        assert body["error"]["param"] == param
+
+
+async def test_malformed_json_is_a_400_with_the_envelope(stack: Stack) -> None:
+    """A body that is not JSON is refused with 400 invalid_json and opens no ticket."""
+    status, headers, body = await raw(stack, "POST", "/v1/chat/completions", data=b"{nope")
+    assert status == 400
+    assert_envelope(body, code="invalid_json")
+    assert body["error"]["type"] == "invalid_request_error"
+    assert headers["x-request-id"].startswith("req_"), headers
+    assert await stack.issues() == []
+
+
+async def test_body_that_is_not_an_object_is_a_400(stack: Stack) -> None:
+    """A JSON array is not a request."""
+    status, _, body = await raw(stack, "POST", "/v1/chat/completions", data=b"[1, 2]")
+    assert status == 400
+    assert_envelope(body, code="invalid_type")
+
+
+async def test_missing_messages_is_a_400_naming_the_param(stack: Stack) -> None:
+    """The official client raises BadRequestError naming ``messages``."""
+    client = stack.openai()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=[])
+    assert caught.value.status_code == 400
+    assert caught.value.param == "messages"
+
+
+async def test_invalid_role_is_a_400_naming_the_message(stack: Stack) -> None:
+    """A message with an unknown role is refused, naming where it is."""
+    client = stack.openai()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o",
+            messages=[{"role": "wizard", "content": "x"}],  # type: ignore[list-item,misc]
+        )
+    assert caught.value.param == "messages[0].role"
+
+
+async def test_unknown_model_is_a_404_model_not_found(stack: Stack) -> None:
+    """A model id that is not configured is refused like OpenAI does."""
+    client = stack.openai()
+    with pytest.raises(openai.NotFoundError) as caught:
+        await client.chat.completions.create(model="gpt-9000", messages=PROMPT)
+    assert caught.value.code == "model_not_found"
+    assert await stack.issues() == []
+
+
+async def test_temperature_out_of_range_is_a_400(stack: Stack) -> None:
+    """Standard parameters are type- and range-checked."""
+    client = stack.openai()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, temperature=7)
+    assert caught.value.param == "temperature"
+
+
+async def test_streaming_is_refused_with_a_clear_400_for_now(stack: Stack) -> None:
+    """``stream: true`` is refused before any ticket is opened."""
+    client = stack.openai()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, stream=True)
+    assert caught.value.param == "stream"
+    assert await stack.issues() == []
+
+
+async def test_tools_are_refused_with_a_clear_400_for_now(stack: Stack) -> None:
+    """Requests with tools are refused before any ticket is opened."""
+    client = stack.openai()
+    tool = {"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, tools=[tool])  # type: ignore[list-item]
+    assert caught.value.param == "tools"
+
+
+async def test_n_greater_than_one_is_refused(stack: Stack) -> None:
+    """One team writes one answer: ``n=2`` is a 400."""
+    client = stack.openai()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, n=2)
+    assert caught.value.param == "n"
+
+
+async def test_body_over_the_size_limit_is_a_413(stack: Stack) -> None:
+    """A body larger than TICKETPROXY_MAX_BODY_BYTES is refused with 413."""
+    big = (
+        b'{"model": "gpt-4o", "messages": [{"role": "user", "content": "'
+        + b"x" * (stack.settings.max_body_bytes + 10)
+        + b'"}]}'
+    )
+    status, _, body = await raw(stack, "POST", "/v1/chat/completions", data=io.BytesIO(big))
+    assert status == 413
+    assert_envelope(body, code="request_too_large")
+
+
+async def test_unknown_route_is_a_404_with_the_envelope(stack: Stack) -> None:
+    """Unknown routes answer OpenAI's 'Invalid URL' 404."""
+    status, _, body = await raw(stack, "POST", "/v1/embeddings", data=b"{}")
+    assert status == 404
+    assert_envelope(body, code="unknown_url")
+    assert "/v1/embeddings" in body["error"]["message"]
+
+
+async def test_wrong_method_is_a_405_with_the_envelope(stack: Stack) -> None:
+    """GET on the completions route is a 405 in the envelope."""
+    status, _, body = await raw(stack, "GET", "/v1/chat/completions")
+    assert status == 405
+    assert_envelope(body, code="method_not_allowed")
+
+
+async def test_bad_client_key_is_a_401_and_is_not_echoed(stack: Stack) -> None:
+    """A wrong API key is refused with 401 invalid_api_key and the key never appears."""
+    client = stack.openai(api_key="wrong-key-that-must-not-echo")
+    with pytest.raises(openai.AuthenticationError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+    assert caught.value.code == "invalid_api_key"
+    assert "wrong-key-that-must-not-echo" not in str(caught.value.body)
+    assert await stack.issues() == []
+
+
+async def test_missing_client_key_is_a_401(stack: Stack) -> None:
+    """No Authorization header at all is a 401 too, also on /v1/models."""
+    status, _, body = await raw(stack, "GET", "/v1/models", headers={"X-Other": "1"})
+    assert status == 401
+    assert_envelope(body, code="invalid_api_key")
+
+
+async def test_github_down_gives_429_with_retry_after_and_the_retry_opens_one_issue(
+    stack: Stack,
+) -> None:
+    """When GitHub keeps failing the client gets a 429 it can retry; the retry succeeds."""
+    stack.sandbox.sandbox.inject_fault(
+        method="POST", path=r"/repos/acme/agents/issues", status=503, times=3
+    )
+    client = stack.openai()
+    with pytest.raises(openai.RateLimitError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+    assert int(caught.value.response.headers["retry-after"]) >= 1
+    assert await stack.issues() == []
+    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "back online")
+    assert (await asyncio.wait_for(pending, 10)).choices[0].message.content == "back online"
+    assert len(await stack.issues()) == 1
+
+
+async def test_github_rate_limit_gives_429_with_github_retry_after(stack: Stack) -> None:
+    """A secondary rate limit from GitHub becomes a 429 whose retry-after honours GitHub's."""
+    stack.sandbox.sandbox.inject_fault(
+        method="POST",
+        path=r"/repos/acme/agents/issues",
+        status=403,
+        headers={"retry-after": "120"},
+        body={"message": "You have exceeded a secondary rate limit."},
+    )
+    client = stack.openai()
+    with pytest.raises(openai.RateLimitError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+    assert caught.value.response.headers["retry-after"] == "120"
+
+
+async def test_502_after_a_successful_create_opens_no_duplicate_issue(stack: Stack) -> None:
+    """GitHub creates the issue but answers 502: the marker lookup finds it, no second issue."""
+    stack.sandbox.sandbox.inject_fault(
+        method="POST", path=r"/repos/acme/agents/issues", status=502, after_handling=True
+    )
+    client = stack.openai()
+    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "only once")
+    assert (await asyncio.wait_for(pending, 10)).choices[0].message.content == "only once"
+    assert [i.number for i in await stack.issues()] == [1]
