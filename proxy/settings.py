@@ -34,6 +34,8 @@ class Settings:
     port: int = 8080
     sandbox_port: int = 8081
     lock_issues: bool = True
+    # TOML table of model routes (people or an upstream model) and aliases; see proxy.routing.
+    routes_path: Path | None = None
 
     @property
     def embedded(self) -> bool:
@@ -71,9 +73,12 @@ class Settings:
                 _number(environ, "TICKETPROXY_MAX_BODY_BYTES", 4 << 20, low=1024, unit="bytes")
             ),
             sandbox_port=_port(
-                environ.get("TICKETPROXY_SANDBOX_PORT", "8081"), "TICKETPROXY_SANDBOX_PORT"
+                environ.get("TICKETPROXY_SANDBOX_PORT") or "8081", "TICKETPROXY_SANDBOX_PORT"
             ),
             lock_issues=_bool(environ, "TICKETPROXY_LOCK_ISSUES", True),
+            routes_path=Path(environ["TICKETPROXY_ROUTES"])
+            if environ.get("TICKETPROXY_ROUTES")
+            else None,
         )
         return settings
 
@@ -156,7 +161,8 @@ def _number(
 
 
 def _port(raw: str, name: str) -> int:
-    if not raw.isdigit() or not 0 <= int(raw) <= 65535:
+    # isdigit() alone admits digits int() refuses (such as "²"); ASCII keeps the error ours.
+    if not (raw.isascii() and raw.isdigit()) or not 0 <= int(raw) <= 65535:
         raise ConfigError(f"{name}={raw!r} is not a TCP port (0-65535)")
     return int(raw)
 

@@ -124,8 +124,9 @@ def classify_github_failure(exc: BaseException, *, now: float | None = None) -> 
                 status=status,
             )
         if status >= 500:
+            wait = float(retry_after) if retry_after is not None else _DEFAULT_BACKOFF
             return GitHubUnavailable(
-                f"GitHub failed ({status}: {message})", retry_after=_DEFAULT_BACKOFF, status=status
+                f"GitHub failed ({status}: {message})", retry_after=wait, status=status
             )
         if status == 401:
             return GitHubError(
@@ -373,7 +374,7 @@ class GitHubClient:
                 if status >= 400:
                     data = json.loads(text) if text else {}
                     raise Requester.createException(status, response_headers, data)
-                if first_etag is None:
+                if requests == 1:
                     first_etag = _header(response_headers, "etag")
                 comments.extend(self._comment(item) for item in json.loads(text))
                 link = _header(response_headers, "link") or ""

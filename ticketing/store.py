@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .errors import StoreError
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -67,6 +67,12 @@ _MIGRATIONS: dict[int, str] = {
         since         TEXT,
         etag          TEXT
     );
+    """,
+    # The request itself (to check answers against its tools and formats after a restart)
+    # and what was released to the agent (text, tool calls, finish reason).
+    2: """
+    ALTER TABLE tickets ADD COLUMN request TEXT;
+    ALTER TABLE answers ADD COLUMN release TEXT NOT NULL DEFAULT '';
     """,
 }
 
@@ -114,6 +120,7 @@ class StoredAnswer:
     digest: str
     accepted_at: datetime
     delivered_at: datetime | None
+    release: str = ""
 
 
 @dataclass(frozen=True)
@@ -142,11 +149,20 @@ class TicketStore:
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the ticket store at {self.path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
-        if self.path != ":memory:":
-            self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._migrate()
+        try:
+            if self.path != ":memory:":
+                self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.Error as exc:
+            # sqlite3 only notices a file that is not a database (or is locked, or
+            # read-only) at the first statement, so name the file here too.
+            self._db.close()
+            raise StoreError(f"cannot use the ticket store at {self.path}: {exc}") from exc
+        except StoreError:
+            self._db.close()
+            raise
 
     def close(self) -> None:
         """Close the database."""
@@ -206,13 +222,19 @@ class TicketStore:
         return None if row is None else self._ticket(row)
 
     def open_ticket(
-        self, request_key: str, *, request_id: str, created: datetime, deadline: datetime
+        self,
+        request_key: str,
+        *,
+        request_id: str,
+        created: datetime,
+        deadline: datetime,
+        request: str | None = None,
     ) -> Ticket:
         """Insert a ticket in state ``creating`` and return it."""
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT INTO tickets (request_key, request_id, state, created_at, deadline,"
-                " updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                " updated_at, request) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     request_key,
                     request_id,
@@ -220,6 +242,7 @@ class TicketStore:
                     _ts(created),
                     _ts(deadline),
                     _ts(created),
+                    request,
                 ),
             )
             ticket_id = cursor.lastrowid
@@ -239,6 +262,11 @@ class TicketStore:
         ticket = self.get_ticket(ticket_id)
         assert ticket is not None
         return ticket
+
+    def request_for(self, ticket_id: int) -> str | None:
+        """Return the stored request of a ticket (JSON), if any."""
+        row = self._db.execute("SELECT request FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
+        return None if row is None else row["request"]
 
     def ticket_for_issue(self, number: int) -> Ticket | None:
         """Return the ticket whose issue has this number."""
@@ -283,7 +311,7 @@ class TicketStore:
         """Commit an answer if its ticket is still open and its ``jti`` unused.
 
         Return False, changing nothing, when the ticket was already answered or expired,
-        or the signature was already used: the first valid answer wins.
+        or the signature or the comment was already used: the first valid answer wins.
         """
         with self._transaction() as db:
             state = db.execute(
@@ -293,13 +321,20 @@ class TicketStore:
                 return False
             if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (answer.jti,)).fetchone():
                 return False
+            # One comment answers one ticket: re-signed (new jti) on a ticket that shares
+            # its issue, it loses here rather than raising on the UNIQUE constraint.
+            if db.execute(
+                "SELECT 1 FROM answers WHERE comment_id = ?", (answer.comment_id,)
+            ).fetchone():
+                return False
             db.execute(
                 "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
                 (answer.jti, answer.ticket_id, _ts(answer.accepted_at)),
             )
             db.execute(
                 "INSERT INTO answers (ticket_id, comment_id, comment_url, text, signer, kid, jti,"
-                " digest, accepted_at, delivered_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                " digest, accepted_at, delivered_at, release)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
                 (
                     answer.ticket_id,
                     answer.comment_id,
@@ -310,6 +345,7 @@ class TicketStore:
                     answer.jti,
                     answer.digest,
                     _ts(answer.accepted_at),
+                    answer.release,
                 ),
             )
             db.execute(
@@ -336,6 +372,7 @@ class TicketStore:
             digest=row["digest"],
             accepted_at=accepted_at,
             delivered_at=_dt(row["delivered_at"]),
+            release=row["release"],
         )
 
     def mark_delivered(self, ticket_id: int, *, now: datetime) -> bool:

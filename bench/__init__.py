@@ -1,0 +1,1 @@
+"""Benchmarks for ticketproxy's design requirements (run each as ``python -m bench.NAME``)."""
