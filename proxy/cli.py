@@ -6,7 +6,10 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import math
 import os
+import re
+import shlex
 import signal
 import sys
 from collections.abc import Mapping, Sequence
@@ -17,20 +20,46 @@ from urllib.parse import urlparse
 from aiohttp import web
 
 from auth.errors import AuthError
-from auth.keyring import add_key_to_keyring
+from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import generate_signing_key, load_signing_key, write_signing_key
 from auth.roles import Act, Role
 from auth.sign import sign_comment
-from ticketing.errors import TicketingError
+from ticketing.errors import GitHubError, TicketingError
 from ticketing.github_client import GITHUB_API_URL, post_comment_once
-from ticketing.sandbox import Sandbox, load_sandbox_config, start_sandbox
+from ticketing.sandbox import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 
 from .app import create_app
-from .embedded import BOT_LOGIN, ensure_demo_identity, start_embedded_github
-from .errors import ProxyError
+from .embedded import (
+    BOT_LOGIN,
+    DemoIdentity,
+    ensure_demo_identity,
+    loopback_url,
+    start_embedded_github,
+)
+from .errors import ConfigError, ProxyError
 from .settings import Settings
 
 log = logging.getLogger("ticketproxy")
+
+# Where a private key goes, and which keyring it joins, depend on these variables only:
+# keygen must not fail on an unrelated setting (an editor's own GITHUB_TOKEN, say).
+_PATH_VARIABLES = ("TICKETPROXY_DATA_DIR", "TICKETPROXY_KEYRING")
+# A token in the environment means "use real GitHub" to serve, but the sandbox has its own.
+_TOKEN_VARIABLES = ("TICKETPROXY_GITHUB_TOKEN", "GITHUB_TOKEN")
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+_ISSUE_NUMBER_RE = re.compile(r"[1-9][0-9]*")
+
+
+def _seconds(raw: str) -> float:
+    """Parse a positive, finite number of seconds (an argparse ``type``)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    # Far beyond any sensible signature lifetime, and what timedelta can still hold.
+    if not math.isfinite(value) or not 0 < value <= 10**9:
+        raise argparse.ArgumentTypeError(f"{raw!r} must be a positive number of seconds")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -68,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     sign.add_argument("--key", type=Path, required=True, help="your private key file")
     sign.add_argument("--act", choices=[a.value for a in Act], default=Act.ANSWER.value)
     sign.add_argument("--judged-sha256", help="for approve/reject: the answer's sha256")
-    sign.add_argument("--ttl", type=float, default=3600.0, help="seconds the signature is valid")
+    sign.add_argument("--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid")
     sign.add_argument("file", nargs="?", default="-", help="answer text file, or - for stdin")
 
     answer = commands.add_parser("answer", help="sign an answer and post it on the issue")
@@ -77,7 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     answer.add_argument("--file", default="-", help="answer text file, or - for stdin")
     answer.add_argument("--token", help="your GitHub token (default: $GITHUB_TOKEN)")
     answer.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
-    answer.add_argument("--ttl", type=float, default=3600.0, help="seconds the signature is valid")
+    answer.add_argument(
+        "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
+    )
     return parser
 
 
@@ -85,19 +116,16 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     """Run the ``ticketproxy`` command line."""
     args = _parser().parse_args(argv)
     env = os.environ if environ is None else environ
-    logging.basicConfig(
-        level=env.get("TICKETPROXY_LOG_LEVEL", "INFO").upper(),
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
     try:
+        _configure_logging(env)
         if args.command == "serve":
             settings = Settings.from_env(env).with_listen(args.host, args.port)
             settings.check_exposure()
-            asyncio.run(_serve(settings))
+            asyncio.run(_serve(settings, env))
         elif args.command == "github-sandbox":
-            asyncio.run(_sandbox(Settings.from_env(env), args))
+            asyncio.run(_sandbox(Settings.from_env(_without(env, _TOKEN_VARIABLES)), args))
         elif args.command == "keygen":
-            _keygen(Settings.from_env(env), args)
+            _keygen(Settings.from_env(_only(env, _PATH_VARIABLES)), args, env)
         elif args.command == "sign":
             sys.stdout.write(_signed_text(args.key, args.ticket, _read(args.file), args) + "\n")
         elif args.command == "answer":
@@ -108,10 +136,32 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     return 0
 
 
+def _configure_logging(env: Mapping[str, str]) -> None:
+    level = env.get("TICKETPROXY_LOG_LEVEL", "INFO").strip().upper() or "INFO"
+    if level not in _LOG_LEVELS:
+        raise ConfigError(
+            f"TICKETPROXY_LOG_LEVEL={env['TICKETPROXY_LOG_LEVEL']!r} is not a log level: "
+            f"use one of {', '.join(_LOG_LEVELS)}"
+        )
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+
+
+def _only(env: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    return {name: env[name] for name in names if name in env}
+
+
+def _without(env: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
+    return {name: value for name, value in env.items() if name not in names}
+
+
 def _read(name: str) -> str:
-    if name == "-":
-        return sys.stdin.read()
-    return Path(name).read_text(encoding="utf-8")
+    try:
+        if name == "-":
+            return sys.stdin.read()
+        return Path(name).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        source = "standard input" if name == "-" else name
+        raise ProxyError(f"{source} is not UTF-8 text; save the answer as UTF-8") from None
 
 
 async def _wait_for_signal() -> None:
@@ -123,45 +173,66 @@ async def _wait_for_signal() -> None:
     await stop.wait()
 
 
-async def _serve(settings: Settings) -> None:
-    sandbox = None
+async def _serve(settings: Settings, environ: Mapping[str, str]) -> None:
+    sandbox: RunningSandbox | None = None
+    identity: DemoIdentity | None = None
     bot_login: str | None = None
     if settings.embedded:
         identity = ensure_demo_identity(settings)
         sandbox, settings = await start_embedded_github(settings, identity)
         bot_login = BOT_LOGIN
-    runner = web.AppRunner(create_app(settings, bot_login=bot_login))
-    await runner.setup()
-    site = web.TCPSite(runner, settings.host, settings.port)
-    await site.start()
-    base = f"http://{settings.host}:{settings.port}/v1"
-    if not settings.api_keys:
-        log.warning("no client API keys (TICKETPROXY_API_KEYS): listening on loopback only")
-    log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
-    if sandbox is not None:
-        web_url = sandbox.web_url.rstrip("/")
-        print(
-            f"\nticketproxy is ready: OpenAI base URL {base}\n"
-            f"Embedded GitHub (no TICKETPROXY_GITHUB_TOKEN set): {web_url}/ "
-            f"(API {sandbox.api_url}, repository {settings.github_repo})\n\n"
-            "Ask it something (another shell):\n"
-            f"  OPENAI_BASE_URL={base} OPENAI_API_KEY=unused .venv/bin/python -c "
-            "'from openai import OpenAI; print(OpenAI().chat.completions.create("
-            'model="gpt-4o", messages=[{"role": "user", "content": "Say hello"}]'
-            ").choices[0].message.content)'\n\n"
-            f"Answer it as the demo editor {identity.editor.login} (a third shell; "
-            f"the issue is listed at {web_url}/):\n"
-            f"  echo 'Hello from a human' | GITHUB_TOKEN={identity.editor.token} "
-            f".venv/bin/ticketproxy answer {web_url}/{settings.github_repo}/issues/1 "
-            f"--key {identity.editor_key}\n",
-            flush=True,
-        )
+    runner = web.AppRunner(create_app(settings, bot_login=bot_login, environ=environ))
     try:
+        await runner.setup()
+        site = web.TCPSite(runner, settings.host, settings.port)
+        await site.start()
+        base = f"{_bound_url(runner)}/v1"
+        if not settings.api_keys:
+            log.warning("no client API keys (TICKETPROXY_API_KEYS): listening on loopback only")
+        log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
+        if sandbox is not None and identity is not None:
+            print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)
         await _wait_for_signal()
     finally:
         await runner.cleanup()
         if sandbox is not None:
             await sandbox.stop()
+            sandbox.sandbox.close()
+
+
+def _bound_url(runner: web.AppRunner) -> str:
+    host, port = runner.addresses[0][:2]
+    shown = f"[{host}]" if ":" in str(host) else str(host)
+    return loopback_url(f"http://{shown}:{port}")
+
+
+def _banner(
+    settings: Settings, *, base: str, sandbox: RunningSandbox, identity: DemoIdentity
+) -> str:
+    """Return the quickstart text: where things are, how to ask, and how to answer."""
+    web_url = loopback_url(sandbox.web_url).rstrip("/")
+    api_url = loopback_url(sandbox.api_url)
+    # Absolute paths, so the commands work from any directory, not only the checkout.
+    bin_dir = Path(sys.executable).parent
+    python = shlex.quote(sys.executable)
+    script = bin_dir / "ticketproxy"
+    command = shlex.quote(str(script)) if script.exists() else "ticketproxy"
+    key = shlex.quote(str(identity.editor_key.absolute()))
+    client_key = "YOUR_CLIENT_KEY" if settings.api_keys else "unused"
+    return (
+        f"\nticketproxy is ready: OpenAI base URL {base}\n"
+        f"Embedded GitHub (no TICKETPROXY_GITHUB_TOKEN set): {web_url}/ "
+        f"(API {api_url}, repository {settings.github_repo})\n\n"
+        "Ask it something (another shell):\n"
+        f"  OPENAI_BASE_URL={base} OPENAI_API_KEY={client_key} {python} -c "
+        "'from openai import OpenAI; print(OpenAI().chat.completions.create("
+        'model="gpt-4o", messages=[{"role": "user", "content": "Say hello"}]'
+        ").choices[0].message.content)'\n\n"
+        f"Answer it as the demo editor {identity.editor.login} (a third shell; "
+        f"the issue is listed at {web_url}/):\n"
+        f"  echo 'Hello from a human' | GITHUB_TOKEN={identity.editor.token} "
+        f"{command} answer {web_url}/{settings.github_repo}/issues/1 --key {key}\n"
+    )
 
 
 async def _sandbox(settings: Settings, args: argparse.Namespace) -> None:
@@ -169,21 +240,47 @@ async def _sandbox(settings: Settings, args: argparse.Namespace) -> None:
     if args.users is None and not users.exists():
         ensure_demo_identity(settings)
     config = load_sandbox_config(users)
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(config, db_path=settings.data_dir / "sandbox.sqlite3")
-    running = await start_sandbox(sandbox, host=args.host, port=args.port)
-    print(f"GitHub sandbox: pages {running.web_url} API {running.api_url}", flush=True)
     try:
-        await _wait_for_signal()
+        running = await start_sandbox(sandbox, host=args.host, port=args.port)
+        try:
+            print(
+                f"GitHub sandbox: pages {loopback_url(running.web_url)} "
+                f"API {loopback_url(running.api_url)}",
+                flush=True,
+            )
+            await _wait_for_signal()
+        finally:
+            await running.stop()
     finally:
-        await running.stop()
+        sandbox.close()
 
 
-def _keygen(settings: Settings, args: argparse.Namespace) -> None:
-    roles = [Role(r.strip()) for r in args.roles.split(",") if r.strip()]
+def _roles(raw: str) -> list[Role]:
+    known = ", ".join(role.value for role in Role)
+    names = [name.strip() for name in raw.split(",") if name.strip()]
+    unknown = [name for name in names if name not in {role.value for role in Role}]
+    if unknown:
+        raise ProxyError(f"unknown role {', '.join(unknown)} in --roles: use {known}")
+    if not names:
+        raise ProxyError(f"--roles is empty: give at least one of {known}")
+    return [Role(name) for name in names]
+
+
+def _keygen(settings: Settings, args: argparse.Namespace, env: Mapping[str, str]) -> None:
+    # Check everything before the key is written, so an error leaves no orphan key file.
+    roles = _roles(args.roles)
+    if args.user_id is not None and args.user_id <= 0:
+        raise ProxyError(f"--user-id {args.user_id} is not a GitHub account id (a positive number)")
     keyring = args.keyring or settings.keyring_path
-    out = args.out or Path.home() / ".ticketproxy" / f"{args.login}.key"
-    out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if keyring.exists():
+        Keyring.load(keyring)  # a broken keyring fails here, not after the key is on disk
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    out = args.out or home / ".ticketproxy" / f"{args.login}.key"
     key = generate_signing_key(login=args.login, alg=args.alg)
+    out.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    keyring.parent.mkdir(parents=True, exist_ok=True)
     write_signing_key(out, key)
     add_key_to_keyring(keyring, key, roles=roles, user_id=args.user_id)
     print(f"private key: {out} (mode 0600; keep it on this machine)")
@@ -191,44 +288,74 @@ def _keygen(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _signed_text(key_path: Path, ticket: str, text: str, args: argparse.Namespace) -> str:
+    act = Act(getattr(args, "act", Act.ANSWER.value))
+    if act is Act.ANSWER and not text.strip():
+        raise ProxyError("the answer is empty: give its text in the file or on standard input")
     key = load_signing_key(key_path)
     return sign_comment(
         text,
         ticket=ticket,
         key=key,
         now=datetime.now(UTC),
-        act=Act(getattr(args, "act", Act.ANSWER.value)),
+        act=act,
         ttl=timedelta(seconds=args.ttl),
         judged_digest=getattr(args, "judged_sha256", None),
     )
 
 
 def parse_issue_url(url: str) -> tuple[str, str, int]:
-    """Split an issue URL into (API URL, OWNER/REPO, number)."""
+    """Split an issue URL into (API URL, OWNER/REPO, number).
+
+    Takes the page address (``https://github.com/OWNER/REPO/issues/12``, the same on GitHub
+    Enterprise and the sandbox) or the issue's API address (``.../repos/OWNER/REPO/issues/12``).
+    """
     parsed = urlparse(url)
     parts = [p for p in parsed.path.split("/") if p]
-    if parsed.scheme not in {"http", "https"} or len(parts) < 4 or parts[-2] != "issues":
+    host = parsed.hostname
+    if parsed.scheme not in {"http", "https"} or not host:
         raise ProxyError(
             f"{url!r} is not an issue URL like https://github.com/OWNER/REPO/issues/12"
         )
-    if not parts[-1].isdigit():
-        raise ProxyError(f"{url!r} does not end in an issue number")
-    owner, repo = parts[-4], parts[-3]
-    if parsed.hostname == "github.com":
+    origin = f"{parsed.scheme}://{parsed.netloc}"
+    if host == "api.github.com" and parts[:1] == ["repos"]:
+        api, parts = GITHUB_API_URL, parts[1:]
+    elif parts[:3] == ["api", "v3", "repos"]:
+        api, parts = f"{origin}/api/v3", parts[3:]
+    elif host in {"github.com", "www.github.com"}:
         api = GITHUB_API_URL
     else:
         # GitHub Enterprise and the embedded sandbox serve the API under /api/v3.
-        api = f"{parsed.scheme}://{parsed.netloc}/api/v3"
-    return api, f"{owner}/{repo}", int(parts[-1])
+        api = f"{origin}/api/v3"
+    if len(parts) != 4 or parts[2] != "issues":
+        raise ProxyError(
+            f"{url!r} is not an issue URL like https://github.com/OWNER/REPO/issues/12"
+        )
+    owner, repo, _, number = parts
+    if not _ISSUE_NUMBER_RE.fullmatch(number):
+        raise ProxyError(f"{url!r} does not end in an issue number")
+    return api, f"{owner}/{repo}", int(number)
 
 
 def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     api_url, repo, number = parse_issue_url(args.issue_url)
+    api_url = args.api_url or api_url
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
     body = _signed_text(args.key, f"{repo}#{number}", _read(args.file), args)
-    url = post_comment_once(
-        api_url=args.api_url or api_url, token=token, repo=repo, number=number, body=body
-    )
+    try:
+        url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
+    except GitHubError as exc:
+        # The shared messages speak to the server's operator (TICKETPROXY_*); this is an editor.
+        if exc.status == 401:
+            raise ProxyError(
+                f"GitHub at {api_url} rejected your token (401 Bad credentials): pass your own "
+                "token with --token or set GITHUB_TOKEN"
+            ) from None
+        if exc.status == 404:
+            raise ProxyError(
+                f"issue {repo}#{number} was not found at {api_url} (404): check the issue URL "
+                "and that your token (GITHUB_TOKEN or --token) can see the repository"
+            ) from None
+        raise
     print(f"signed answer posted: {url}")

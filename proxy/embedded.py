@@ -8,9 +8,11 @@ the data directory and is made once, on first start.
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from auth.keyring import add_key_to_keyring
 from auth.keys import generate_signing_key, write_signing_key
@@ -89,7 +91,35 @@ async def start_embedded_github(
 ) -> tuple[RunningSandbox, Settings]:
     """Start the sandbox and return it with settings that point ticketproxy at it."""
     sandbox = Sandbox(identity.config, db_path=settings.data_dir / "sandbox.sqlite3")
-    running = await start_sandbox(sandbox, host=settings.host, port=settings.sandbox_port)
+    try:
+        # Always loopback: the sandbox's page lets anyone who reaches it post as any user.
+        running = await start_sandbox(sandbox, host="127.0.0.1", port=settings.sandbox_port)
+    except BaseException:
+        # The port may be taken: do not leave the SQLite file open behind the error.
+        sandbox.close()
+        raise
     return running, replace(
-        settings, github_api_url=running.api_url, github_token=identity.bot.token
+        settings, github_api_url=loopback_url(running.api_url), github_token=identity.bot.token
     )
+
+
+def loopback_url(url: str) -> str:
+    """Return ``url`` with an all-interfaces host (0.0.0.0, ::) replaced by loopback.
+
+    A server bound to every interface reports the unspecified address, which is not a
+    place a browser or client can connect to everywhere (Windows refuses it); the same
+    server is reachable on loopback.
+    """
+    parts = urlsplit(url)
+    host = parts.hostname
+    if host is None:
+        return url
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return url
+    if not address.is_unspecified:
+        return url
+    local = "127.0.0.1" if address.version == 4 else "[::1]"
+    netloc = local if parts.port is None else f"{local}:{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
