@@ -10,7 +10,8 @@
         ├── NotFound           404 (unknown route or model)
         ├── MethodNotAllowed   405
         ├── PayloadTooLarge    413
-        └── RateLimited        429 with retry-after (also GitHub back-pressure)
+        ├── RateLimited        429 with retry-after (also GitHub back-pressure)
+        └── UpstreamUnavailable 502: an upstream-routed model did not answer
 
 Only :mod:`proxy.middleware` turns these into HTTP responses.
 """
@@ -96,3 +97,11 @@ class RateLimited(APIError):
     def __init__(self, message: str, *, retry_after: float, code: str = "rate_limit_exceeded"):
         super().__init__(message, code=code)
         self.retry_after = retry_after
+
+
+class UpstreamUnavailable(APIError):
+    """The upstream model could not be reached or did not answer in time (502)."""
+
+    # AutoGPT and the openai client retry a 502; a 503 would stop AutoGPT's agent.
+    status = 502
+    type = "server_error"

@@ -11,8 +11,10 @@ retry re-attaches to the same ticket.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -36,6 +38,20 @@ def heartbeat_interval(headers: Mapping[str, str], *, default: float) -> float:
     return max(_MIN_INTERVAL, min(default, read_timeout * _READ_TIMEOUT_SHARE))
 
 
+@dataclass(frozen=True)
+class Framing:
+    """How a waiting response is framed: its content type, heartbeat and failure bytes."""
+
+    content_type: str
+    heartbeat: bytes
+    # What to send if the wait fails after the 200 went out; None drops the connection,
+    # which the client sees as a connection error and retries.
+    failure: bytes | None = None
+
+
+JSON_FRAMING = Framing(content_type="application/json", heartbeat=b" ")
+
+
 async def send_after_wait(
     request: web.Request,
     body: asyncio.Task[Any],
@@ -43,34 +59,39 @@ async def send_after_wait(
     render: Callable[[Any], bytes],
     interval: float,
     headers: Mapping[str, str],
+    framing: Framing = JSON_FRAMING,
 ) -> tuple[web.StreamResponse, bool]:
-    """Answer 200 now, write a space every ``interval`` until ``body`` is done, then send it.
+    """Answer 200 now, send a heartbeat every ``interval`` until ``body`` is done, then send it.
 
     Return the response and whether the whole body reached the client's socket.
     """
     response = web.StreamResponse(
-        status=200, headers={**headers, "Content-Type": "application/json"}
+        status=200, headers={**headers, "Content-Type": framing.content_type}
     )
+    request_id = headers.get("x-request-id")
     try:
         await response.prepare(request)
         while True:
             done, _ = await asyncio.wait({body}, timeout=interval)
             if done:
                 break
-            await response.write(b" ")
-        value = body.result()
-        await response.write(render(value))
+            await response.write(framing.heartbeat)
+        await response.write(render(body.result()))
         await response.write_eof()
     except ConnectionResetError:
         # The client went away (read timeout, ctrl-C). The ticket keeps waiting and its
         # answer stays in the store for the retry.
-        log.info("request_id=%s client disconnected while waiting", headers.get("x-request-id"))
+        log.info("request_id=%s client disconnected while waiting", request_id)
         body.cancel()
         return response, False
     except Exception:
-        log.exception("request_id=%s failed after the 200 was sent", headers.get("x-request-id"))
-        if request.transport is not None:
-            request.transport.close()
+        log.exception("request_id=%s failed after the 200 was sent", request_id)
         body.cancel()
+        if framing.failure is not None:
+            with contextlib.suppress(ConnectionResetError):
+                await response.write(framing.failure)
+                await response.write_eof()
+        elif request.transport is not None:
+            request.transport.close()
         return response, False
     return response, True

@@ -225,3 +225,27 @@ async def stack(
         yield running
     finally:
         await stop_stack(running)
+
+
+@pytest.fixture
+async def unlocked_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield a stack that does not lock its tickets (TICKETPROXY_LOCK_ISSUES=false)."""
+    running = await start_stack(github_sandbox, sandbox_config, tmp_path, lock_issues=False)
+    try:
+        yield running
+    finally:
+        await stop_stack(running)
+
+
+@pytest.fixture
+async def short_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield a stack whose tickets expire after one second."""
+    running = await start_stack(github_sandbox, sandbox_config, tmp_path, max_wait=1.0)
+    try:
+        yield running
+    finally:
+        await stop_stack(running)

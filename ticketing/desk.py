@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
 from auth.verify import Accepted, RejectReason, VerifyLimits, verify_comment
 
+from .answers import Refusal, Release, prepare_release
 from .errors import GitHubUnavailable, TicketingError
 from .github_client import Comment, GitHubClient, format_github_time, parse_github_time
 from .render import render_ticket, request_marker
@@ -30,8 +32,9 @@ from .replies import (
     render_expired_notice,
     render_late_answer_reply,
     render_rejection_reply,
+    render_unreleasable_reply,
 )
-from .request import ChatRequest
+from .request import ChatRequest, ToolCall
 from .store import PollCursor, StoredAnswer, Ticket, TicketState, TicketStore
 
 log = logging.getLogger(__name__)
@@ -61,6 +64,28 @@ class DeskSettings:
     verify_limits: VerifyLimits = field(default_factory=VerifyLimits)
 
 
+def encode_release(release: Release) -> str:
+    """Serialise what is released to the agent, for the store."""
+    return json.dumps(
+        {
+            "content": release.content,
+            "tool_calls": [[c.id, c.name, c.arguments] for c in release.tool_calls],
+            "finish_reason": release.finish_reason,
+        },
+        ensure_ascii=False,
+    )
+
+
+def decode_release(text: str) -> Release:
+    """Rebuild a release stored with :func:`encode_release`."""
+    data = json.loads(text)
+    return Release(
+        content=data["content"],
+        tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in data["tool_calls"]),
+        finish_reason=data["finish_reason"],
+    )
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a ticket ended: with an accepted answer, or expired without one."""
@@ -72,6 +97,15 @@ class Outcome:
     def expired(self) -> bool:
         """Say whether nobody answered before the deadline."""
         return self.answer is None
+
+    @property
+    def release(self) -> Release | None:
+        """Return what the agent receives: text and tool calls, or None when expired."""
+        if self.answer is None:
+            return None
+        if not self.answer.release:
+            return Release(content=self.answer.text, tool_calls=(), finish_reason="stop")
+        return decode_release(self.answer.release)
 
 
 class KeyringSource:
@@ -226,6 +260,7 @@ class Desk:
                     request_id=request_id,
                     created=now,
                     deadline=now + self.settings.max_wait,
+                    request=request.to_json(),
                 )
                 log.info("request_id=%s ticket %d opened", request_id, ticket.id)
             else:
@@ -242,14 +277,17 @@ class Desk:
             return ticket
 
     async def _create_issue(self, ticket: Ticket, request: ChatRequest) -> Ticket:
+        # One marker per ticket, not per request: after an expiry the same request opens a
+        # new ticket, which must never be matched to the old, expired issue.
+        marked = replace(request, key=f"{request.key}{ticket.id:08x}")
+        marker = request_marker(marked.key)
         rendered = render_ticket(
-            request,
+            marked,
             request_id=ticket.request_id,
             created=ticket.created_at,
             deadline=ticket.deadline,
             repo=self.settings.repo,
         )
-        marker = request_marker(request.key)
         # A ticket still "creating" may already have its issue (a crash or a lost response
         # after GitHub created it): look before creating again.
         ref = await self.github.find_issue_by_marker(marker)
@@ -342,6 +380,11 @@ class Desk:
             except TicketingError as exc:
                 log.error("poll failed: %s", exc)
                 delay = max(self.settings.poll_interval, 30.0)
+            except Exception:
+                # Anything else (a full disk, a bug) must not silently end the poller: every
+                # waiting client depends on it.
+                log.exception("poll failed unexpectedly")
+                delay = max(self.settings.poll_interval, 30.0)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=delay)
@@ -418,7 +461,32 @@ class Desk:
             limits=self.settings.verify_limits,
         )
         if isinstance(verdict, Accepted):
-            self._accept(ticket, comment, verdict)
+            stored = self.store.request_for(ticket.id)
+            request = ChatRequest.from_json(stored) if stored else None
+            release = (
+                prepare_release(verdict.text, request, call_id_seed=ticket.request_key)
+                if request is not None
+                else Release(content=verdict.text, tool_calls=(), finish_reason="stop")
+            )
+            if isinstance(release, Refusal):
+                log.info(
+                    "request_id=%s comment %d is signed but cannot be released: %s",
+                    ticket.request_id,
+                    comment.id,
+                    "; ".join(release.problems),
+                )
+                self._reply_once(
+                    ticket,
+                    comment,
+                    "unreleasable",
+                    render_unreleasable_reply(
+                        comment_url=comment.url,
+                        author=comment.author_login,
+                        problems=release.problems,
+                    ),
+                )
+                return
+            self._accept(ticket, comment, verdict, release)
             return
         log.info(
             "request_id=%s comment %d by %s not accepted: %s (%s)",
@@ -438,7 +506,9 @@ class Desk:
                 ),
             )
 
-    def _accept(self, ticket: Ticket, comment: Comment, verdict: Accepted) -> None:
+    def _accept(
+        self, ticket: Ticket, comment: Comment, verdict: Accepted, release: Release
+    ) -> None:
         stored = StoredAnswer(
             ticket_id=ticket.id,
             comment_id=comment.id,
@@ -450,6 +520,7 @@ class Desk:
             digest=verdict.digest,
             accepted_at=self._clock(),
             delivered_at=None,
+            release=encode_release(release),
         )
         if not self.store.accept_answer(stored):
             return

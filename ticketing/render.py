@@ -9,8 +9,12 @@ tool calls, even the model name) is untrusted, so this module guarantees that it
 - never appears as raw HTML or markdown: outside fences it is backslash-escaped, one line;
 - never forges a hidden trailer or marker: ``<!--`` and ``-->`` get a word joiner everywhere,
   fences included, so the only HTML comment in a body is the renderer's own request marker;
-- never pushes the body over GitHub's limit: history, system prompt and finally the newest
-  message are shortened (oldest first) with a visible note, never the header or the how-to.
+- never pushes the body over GitHub's limit: history and system prompt (oldest first), then
+  the tool table and the answer template, and finally the newest message are shortened with
+  a visible note, never the header or the how-to.
+
+The *Answer template* section (see :mod:`ticketing.templates`) shows what a valid answer looks
+like, in a fence the editor copies; agent values in its tool table are escaped like the rest.
 
 Values this module refuses (a naive datetime, a key that is not hex, a malformed repo name)
 raise ``ValueError``: they are programming errors, not agent input.
@@ -21,11 +25,12 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from ticketing.request import ChatRequest, Message, ToolCall
+from ticketing.templates import answer_notes, answer_template, tool_table
 
 __all__ = [
     "GITHUB_BODY_LIMIT",
@@ -158,7 +163,7 @@ def render_ticket(
     )
     bottom = _render_how_to(repo, format_utc(deadline)) + "\n" + marker
     layout = _layout(request.messages, focus)
-    body = _fit(layout, top=top, bottom=bottom, focus=focus)
+    body = _fit(layout, _guide(request), top=top, bottom=bottom, focus=focus)
     return RenderedTicket(title=title, body=body)
 
 
@@ -365,7 +370,7 @@ def _pretty_arguments(call: ToolCall) -> str:
     """Return a tool call's arguments indented for reading when they are JSON."""
     try:
         parsed = json.loads(call.arguments)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read
         return call.arguments
     return json.dumps(parsed, indent=2, ensure_ascii=False)
 
@@ -454,6 +459,115 @@ def _render_unit(unit: _Unit, keep: int | None) -> str:
     return "".join(parts)
 
 
+# --- the answer template -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Guide:
+    """The answer template section: template, notes and tool table, which may be shortened."""
+
+    template: str
+    notes: tuple[str, ...]
+    table_head: str
+    rows: tuple[str, ...]
+    noun: str  # what a table row is: "tool" or "command"
+
+
+@dataclass(frozen=True)
+class _GuideCut:
+    """How much of the guide to show: table rows and template characters; None shows all."""
+
+    rows: int | None = None
+    chars: int | None = None
+
+
+def _guide(request: ChatRequest) -> _Guide | None:
+    """Gather the answer template, its notes and the tool table, or None for plain chat."""
+    template = answer_template(request)
+    table = tool_table(request)
+    if template is None and table is None:
+        return None
+    head, noun = "", "tool"
+    rows: tuple[str, ...] = ()
+    if table is not None:
+        # tool_table writes a header line, a separator line, then one line per tool.
+        lines = table.split("\n")
+        head, rows = "\n".join(lines[:2]) + "\n", tuple(line + "\n" for line in lines[2:])
+        noun = "command" if lines[0].startswith("| Command") else "tool"
+    return _Guide(
+        template=_block_text(template or ""),
+        notes=answer_notes(request),
+        table_head=head,
+        rows=rows,
+        noun=noun,
+    )
+
+
+def _is_json(text: str) -> bool:
+    """Return whether text is one JSON value (so its fence can be labelled json)."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def _render_guide(guide: _Guide | None, cut: _GuideCut) -> str:
+    """Render the *Answer template* section, showing as much as ``cut`` allows."""
+    if guide is None:
+        return ""
+    parts = ["## Answer template\n\n"]
+    if guide.template:
+        shown = guide.template if cut.chars is None else guide.template[: cut.chars]
+        if len(shown) < len(guide.template) and "\n" in shown:
+            shown = shown[: shown.rfind("\n")]  # end a cut template on a whole line
+        parts.append(
+            "Copy this into `answer.md`, replace each placeholder with your answer, then sign"
+            " and post it as *How to answer* says:\n\n"
+        )
+        if shown:
+            parts.append(_fence(shown, "json" if _is_json(guide.template) else "text"))
+        omitted = len(guide.template) - len(shown)
+        if omitted:
+            parts.append(f"\n… [{omitted} characters of the template omitted: {_OMITTED}]\n")
+        parts.append("\n")
+    parts.extend(f"- {note}\n" for note in guide.notes)
+    if guide.notes:
+        parts.append("\n")
+    if guide.table_head:
+        shown_rows = guide.rows if cut.rows is None else guide.rows[: cut.rows]
+        parts.append(f"The {guide.noun}s the agent offers ({len(guide.rows)}):\n\n")
+        if shown_rows:
+            parts.append(guide.table_head)
+            parts.extend(shown_rows)
+        hidden = guide.rows[len(shown_rows) :]
+        if hidden:
+            chars = sum(len(row) for row in hidden)
+            more = _counted(hidden, f"more {guide.noun}" if shown_rows else guide.noun)
+            parts.append(f"\n… [{more}, {chars} characters omitted: {_OMITTED}]\n")
+        parts.append("\n")
+    return "".join(parts)
+
+
+def _counted(items: Sequence[object], noun: str) -> str:
+    """Return "1 tool" or "N tools"."""
+    return f"1 {noun}" if len(items) == 1 else f"{len(items)} {noun}s"
+
+
+def _fit_guide(guide: _Guide, budget: int) -> _GuideCut:
+    """Return the largest cut of the guide within ``budget``: rows go first, then template."""
+    rows = _largest(
+        lambda n: len(_render_guide(guide, _GuideCut(rows=n))) <= budget, len(guide.rows)
+    )
+    if rows is not None:
+        return _GuideCut(rows=rows)
+    chars = _largest(
+        lambda n: len(_render_guide(guide, _GuideCut(rows=0, chars=n))) <= budget,
+        len(guide.template),
+    )
+    return _GuideCut(rows=0, chars=chars or 0)
+
+
 # --- fitting the body under GitHub's limit ------------------------------------------------
 
 
@@ -478,60 +592,75 @@ def _assemble(
     return "".join(parts)
 
 
-def _fit(sections: Sequence[_Section], *, top: str, bottom: str, focus: int | None) -> str:
-    """Return the body, shortening messages oldest first (newest message last) to fit."""
+def _fit(
+    sections: Sequence[_Section],
+    guide: _Guide | None,
+    *,
+    top: str,
+    bottom: str,
+    focus: int | None,
+) -> str:
+    """Return the body, shortening history (oldest first), the guide, then the newest message."""
     plan: dict[int, int | None] = {}
-    body = _assemble(sections, plan, top=top, bottom=bottom)
-    focus_number = None if focus is None else focus + 1
-    located = {u.number: (s, u) for s in sections for u in s.units}
-    order = sorted(n for n in located if n != focus_number)
-    order += [] if focus_number is None else [focus_number]
-    # Per section: (first number, last number, characters) of the whole messages dropped.
-    dropped: dict[int, tuple[int, int, int]] = {}
+    cut = _GuideCut()
+    guide_text = _render_guide(guide, cut)
+    body = _assemble(sections, plan, top=top, bottom=guide_text + bottom)
     total = len(body)
     if total <= GITHUB_BODY_LIMIT:
         return body
-    for number in order:
-        if total <= GITHUB_BODY_LIMIT:
-            break
+    focus_number = None if focus is None else focus + 1
+    located = {u.number: (s, u) for s in sections for u in s.units}
+    # Per section: (first number, last number, characters) of the whole messages dropped.
+    dropped: dict[int, tuple[int, int, int]] = {}
+    fitted = False
+    for number in sorted(n for n in located if n != focus_number):
         section, unit = located[number]
         rest = total - len(_render_unit(unit, None))
-        if number != focus_number:
-            # Whole messages leave a section oldest first, so its note covers a prefix.
-            gone = dropped.get(id(section))
-            old_note = len(_dropped_note(*gone)) if gone else 0
-            grown = (gone[0], number, gone[2] + unit.size) if gone else (number, number, unit.size)
-            note_delta = len(_dropped_note(*grown)) - old_note
-            if rest + note_delta > GITHUB_BODY_LIMIT:
-                dropped[id(section)] = grown
-                plan[number] = _DROPPED
-                total = rest + note_delta
-                continue
-        keep = _largest_keep(unit, GITHUB_BODY_LIMIT - rest)
-        if number == focus_number:
-            plan[number] = keep or 0
-        elif keep:
-            plan[number] = keep
-        else:
-            plan[number] = _DROPPED  # dropping was checked above to fit
-        break  # what is left of this message now fills the space exactly
-    body = _assemble(sections, plan, top=top, bottom=bottom)
+        # Whole messages leave a section oldest first, so its note covers a prefix.
+        gone = dropped.get(id(section))
+        old_note = len(_dropped_note(*gone)) if gone else 0
+        grown = (gone[0], number, gone[2] + unit.size) if gone else (number, number, unit.size)
+        note_delta = len(_dropped_note(*grown)) - old_note
+        if rest + note_delta > GITHUB_BODY_LIMIT:
+            dropped[id(section)] = grown
+            plan[number] = _DROPPED
+            total = rest + note_delta
+            continue
+        # Dropping it fits; keep as much of it as still fits (dropping when nothing does).
+        plan[number] = _largest_keep(unit, GITHUB_BODY_LIMIT - rest) or _DROPPED
+        fitted = True
+        break
+    if not fitted and guide is not None:
+        rest = total - len(guide_text)
+        cut = _fit_guide(guide, GITHUB_BODY_LIMIT - rest)
+        total = rest + len(_render_guide(guide, cut))
+        fitted = total <= GITHUB_BODY_LIMIT
+    if not fitted and focus_number is not None:
+        _, unit = located[focus_number]
+        rest = total - len(_render_unit(unit, None))
+        plan[focus_number] = _largest_keep(unit, GITHUB_BODY_LIMIT - rest) or 0
+    body = _assemble(sections, plan, top=top, bottom=_render_guide(guide, cut) + bottom)
     if len(body) > GITHUB_BODY_LIMIT:
-        # The header and how-to are bounded (every agent value in them is capped), so this
-        # means a bug in the renderer, not an unlucky request.
+        # The header, guide notes and how-to are bounded (every agent value in them is
+        # capped), so this means a bug in the renderer, not an unlucky request.
         raise RuntimeError(f"ticket body is {len(body)} characters even after shortening")
     return body
 
 
-def _largest_keep(unit: _Unit, budget: int) -> int | None:
-    """Return the most characters of a message that render within ``budget``, or None."""
-    if len(_render_unit(unit, 0)) > budget:
+def _largest(fits: Callable[[int], bool], high: int) -> int | None:
+    """Return the largest n in 0..high for which ``fits(n)``, assumed monotone, or None."""
+    if not fits(0):
         return None
-    low, high = 0, unit.size
+    low = 0
     while low < high:
         middle = (low + high + 1) // 2
-        if len(_render_unit(unit, middle)) <= budget:
+        if fits(middle):
             low = middle
         else:
             high = middle - 1
     return low
+
+
+def _largest_keep(unit: _Unit, budget: int) -> int | None:
+    """Return the most characters of a message that render within ``budget``, or None."""
+    return _largest(lambda n: len(_render_unit(unit, n)) <= budget, unit.size)

@@ -24,11 +24,13 @@ __all__ = [
     "render_expired_notice",
     "render_late_answer_reply",
     "render_rejection_reply",
+    "render_unreleasable_reply",
 ]
 
 REPLY_MARKER_PREFIX = "<!-- ticketproxy:reply "
 _REJECTION = "rejection"
 _EXPIRED = "expired"
+_UNRELEASABLE = "unreleasable"
 _LATE_ANSWER = "late-answer"
 _DELIVERED = "delivered"
 _LINKABLE = re.compile(r"https?://[^\s<>()\[\]`\\]+")
@@ -57,6 +59,21 @@ def render_rejection_reply(*, comment_url: str, author: str, detail: str) -> str
         f"**{escape_inline(author)}**'s {_link('comment', comment_url)} was not accepted:"
         f" {reason}. Fix it and post a new signed comment; editing this one will not help.",
         _REJECTION,
+    )
+
+
+def render_unreleasable_reply(*, comment_url: str, author: str, problems: tuple[str, ...]) -> str:
+    """Tell an editor their signed answer is valid but cannot be given to the agent, and why."""
+    listed = "\n".join(
+        f"- {escape_inline(problem, limit=_DETAIL_LIMIT)}" for problem in problems[:10]
+    )
+    more = f"\n- … and {len(problems) - 10} more" if len(problems) > 10 else ""
+    return _with_marker(
+        f"**{escape_inline(author)}**'s {_link('comment', comment_url)} is correctly signed, but"
+        " the agent cannot use it, so it was **not** delivered:\n\n"
+        f"{listed}{more}\n\nFix the answer and post a new signed comment; the ticket is still"
+        " waiting.",
+        _UNRELEASABLE,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 # Fields that do not change what the right answer is: a retry that flips them must
@@ -24,6 +24,26 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A function the agent offers, with its JSON Schema for the arguments."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=dict)
+    strict: bool = False
+
+
+@dataclass(frozen=True)
+class ResponseFormat:
+    """What the content must be: ``text``, ``json_object`` or ``json_schema`` (with its schema)."""
+
+    type: str = "text"
+    name: str | None = None
+    schema: Mapping[str, Any] | None = None
+    strict: bool = False
 
 
 @dataclass(frozen=True)
@@ -48,6 +68,14 @@ class ChatRequest:
     metadata: Mapping[str, str] = field(default_factory=dict)
     max_tokens: int | None = None
     key: str = ""
+    tools: tuple[ToolSpec, ...] = ()
+    # "auto", "none", "required", or "function:<name>" for a named function.
+    tool_choice: str = "auto"
+    parallel_tool_calls: bool = True
+    # The request used the legacy `functions` field: answer with `function_call`.
+    legacy_functions: bool = False
+    response_format: ResponseFormat | None = None
+    stop: tuple[str, ...] = ()
 
     @property
     def system_prompt(self) -> str:
@@ -61,6 +89,34 @@ class ChatRequest:
             if message.role == "user":
                 return message
         return None
+
+    def to_json(self) -> str:
+        """Serialise the request for the durable store."""
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> ChatRequest:
+        """Rebuild a request stored with :meth:`to_json`."""
+        data = json.loads(text)
+        messages = tuple(
+            Message(
+                role=m["role"],
+                content=m["content"],
+                name=m["name"],
+                tool_calls=tuple(ToolCall(**c) for c in m["tool_calls"]),
+                tool_call_id=m["tool_call_id"],
+            )
+            for m in data.pop("messages")
+        )
+        tools = tuple(ToolSpec(**t) for t in data.pop("tools"))
+        fmt = data.pop("response_format")
+        return cls(
+            messages=messages,
+            tools=tools,
+            response_format=None if fmt is None else ResponseFormat(**fmt),
+            stop=tuple(data.pop("stop")),
+            **data,
+        )
 
 
 def request_key(client: str, body: Mapping[str, Any]) -> str:

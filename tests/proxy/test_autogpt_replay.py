@@ -19,7 +19,7 @@ CAPTURES = sorted(SAMPLES.glob("run*/*.json"))
 # Headers that belong to the captured connection, not to the request.
 _HOP_HEADERS = {"host", "content-length", "authorization", "connection"}
 
-AUTOGPT_STEP = {
+AUTOGPT_STEP: dict[str, Any] = {
     "thoughts": {
         "observations": "The task asks for a file named hello.txt.",
         "text": "Write the file, then finish.",
@@ -30,6 +30,17 @@ AUTOGPT_STEP = {
     },
     "use_tool": {"name": "write_file", "arguments": {"filename": "hello.txt", "contents": "hello"}},
 }
+
+
+def editor_answer(body: dict[str, Any]) -> str:
+    """Return what an editor writes for this request, following the ticket's template."""
+    if body["model"] == "gpt-3.5-turbo":
+        return "hello.txt holds hello."
+    if body.get("tools"):
+        call = {"name": "write_file", "arguments": AUTOGPT_STEP["use_tool"]["arguments"]}
+        thoughts = json.dumps({"thoughts": AUTOGPT_STEP["thoughts"]})
+        return f"{thoughts}\n\n```tool_call\n{json.dumps(call)}\n```"
+    return json.dumps(AUTOGPT_STEP)
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -44,13 +55,24 @@ def replay_headers(capture: dict[str, Any]) -> dict[str, str]:
     return headers
 
 
-def autogpt_accepts(body: dict[str, Any], content: str) -> None:
+def autogpt_accepts(body: dict[str, Any], completion: ChatCompletion) -> None:
     """Apply AutoGPT's own parsing rule for the reply to this request."""
+    message = completion.choices[0].message
+    content = message.content or ""
     if body["model"] == "gpt-3.5-turbo":
         # The history summary: any text.
         assert content.strip()
         return
     reply = json.loads(content)
+    if body.get("tools"):
+        # OPENAI_FUNCTIONS mode: thoughts in the content, the command as a tool call.
+        assert "thoughts" in reply
+        offered = {t["function"]["name"] for t in body["tools"]}
+        calls = message.tool_calls or []
+        assert len(calls) == 1
+        assert calls[0].function.name in offered
+        assert isinstance(json.loads(calls[0].function.arguments), dict)
+        return
     assert set(reply) >= {"thoughts", "use_tool"}
     assert isinstance(reply["use_tool"]["name"], str)
     assert isinstance(reply["use_tool"]["arguments"], dict)
@@ -84,20 +106,11 @@ async def test_captured_autogpt_request_gets_a_reply_autogpt_accepts(
         }
         return
     body = capture["body"]
-    if body.get("tools"):
-        status, raw = await send(stack, capture)
-        assert status == 400
-        assert json.loads(raw)["error"]["param"] == "tools"
-        return
     pending = asyncio.create_task(send(stack, capture))
     await stack.wait_for_issue(1)
-    answer = (
-        "hello.txt holds hello." if body["model"] == "gpt-3.5-turbo" else json.dumps(AUTOGPT_STEP)
-    )
-    await stack.answer(1, answer)
+    await stack.answer(1, editor_answer(body))
     status, raw = await asyncio.wait_for(pending, 10)
     assert status == 200
     completion = ChatCompletion.model_validate_json(raw)
     assert completion.model == body["model"]
-    content = completion.choices[0].message.content or ""
-    autogpt_accepts(body, content)
+    autogpt_accepts(body, completion)

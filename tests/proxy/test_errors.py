@@ -99,22 +99,39 @@ async def test_temperature_out_of_range_is_a_400(stack: Stack) -> None:
     assert caught.value.param == "temperature"
 
 
-async def test_streaming_is_refused_with_a_clear_400_for_now(stack: Stack) -> None:
-    """``stream: true`` is refused before any ticket is opened."""
+async def test_tool_choice_naming_an_unoffered_function_is_a_400(stack: Stack) -> None:
+    """A named tool_choice must be one of the offered tools."""
     client = stack.openai()
+    tool: Any = {"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}
+    choice: Any = {"type": "function", "function": {"name": "rm"}}
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, stream=True)
-    assert caught.value.param == "stream"
+        await client.chat.completions.create(
+            model="gpt-4o", messages=PROMPT, tools=[tool], tool_choice=choice
+        )
+    assert caught.value.param == "tool_choice"
     assert await stack.issues() == []
 
 
-async def test_tools_are_refused_with_a_clear_400_for_now(stack: Stack) -> None:
-    """Requests with tools are refused before any ticket is opened."""
+async def test_stream_options_without_stream_is_a_400(stack: Stack) -> None:
+    """stream_options only makes sense with stream=true."""
     client = stack.openai()
-    tool = {"type": "function", "function": {"name": "ls", "parameters": {"type": "object"}}}
     with pytest.raises(openai.BadRequestError) as caught:
-        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, tools=[tool])  # type: ignore[list-item]
-    assert caught.value.param == "tools"
+        await client.chat.completions.create(
+            model="gpt-4o", messages=PROMPT, stream_options={"include_usage": True}
+        )
+    assert caught.value.param == "stream_options"
+
+
+async def test_bad_response_format_is_a_400(stack: Stack) -> None:
+    """An unknown response_format type is refused, naming the field."""
+    client = stack.openai()
+    with pytest.raises(openai.BadRequestError) as caught:
+        await client.chat.completions.create(
+            model="gpt-4o",
+            messages=PROMPT,
+            response_format={"type": "yaml"},  # type: ignore[arg-type,typeddict-item]
+        )
+    assert caught.value.param == "response_format.type"
 
 
 async def test_n_greater_than_one_is_refused(stack: Stack) -> None:

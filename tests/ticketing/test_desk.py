@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -153,30 +152,6 @@ async def test_poll_makes_one_request_for_many_pending_tickets_and_304_when_noth
     for task in tasks:
         task.cancel()
     await stop_stack(stack)
-
-
-@pytest.fixture
-async def unlocked_stack(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    """A stack that does not lock its tickets (TICKETPROXY_LOCK_ISSUES=false)."""
-    running = await start_stack(github_sandbox, sandbox_config, tmp_path, lock_issues=False)
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
-
-
-@pytest.fixture
-async def short_stack(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    """A stack whose tickets expire after one second."""
-    running = await start_stack(github_sandbox, sandbox_config, tmp_path, max_wait=1.0)
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
 
 
 async def test_ticket_nobody_answers_expires_and_the_client_is_told_plainly(

@@ -20,7 +20,14 @@ from ticketing.render import (
     render_ticket,
     request_marker,
 )
-from ticketing.request import ChatRequest, Message, ToolCall, request_key
+from ticketing.request import (
+    ChatRequest,
+    Message,
+    ResponseFormat,
+    ToolCall,
+    ToolSpec,
+    request_key,
+)
 
 SAMPLE = (
     Path(__file__).parent.parent
@@ -39,10 +46,23 @@ _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _OUR_TAGS = {"<details>", "</details>", "<summary>", "</summary>", MARKER_PREFIX}
 
 
-def sample_body() -> dict[str, Any]:
-    """Return the body of the captured AutoGPT agent-step request."""
-    body: dict[str, Any] = json.loads(SAMPLE.read_text())["body"]
+def sample_body(run: str = "run1_default") -> dict[str, Any]:
+    """Return the body of a captured AutoGPT agent-step request."""
+    path = SAMPLE.parent.parent / run / SAMPLE.name
+    body: dict[str, Any] = json.loads(path.read_text())["body"]
     return body
+
+
+def tools_from_body(body: dict[str, Any]) -> tuple[ToolSpec, ...]:
+    """Return the tools of a wire body as ToolSpecs."""
+    return tuple(
+        ToolSpec(
+            name=t["function"]["name"],
+            description=t["function"].get("description", ""),
+            parameters=t["function"].get("parameters", {}),
+        )
+        for t in body.get("tools", [])
+    )
 
 
 def request_from_body(body: dict[str, Any], **fields: Any) -> ChatRequest:
@@ -337,6 +357,19 @@ def test_tool_calls_and_tool_results_appear_with_names_and_arguments() -> None:
     assert "**Message 3 · tool**, result of tool call call\\_1" in body
 
 
+def test_tool_arguments_that_are_not_readable_json_are_shown_as_given() -> None:
+    """Arguments that are not JSON, or nested too deep to parse, render verbatim."""
+    deep = "[" * 50_000 + "]" * 50_000
+    calls = (
+        ToolCall(id="a", name="f", arguments="not json"),
+        ToolCall(id="b", name="g", arguments=deep),
+    )
+    body = render(chat(Message("user", "go"), Message("assistant", "", tool_calls=calls))).body
+    assert "```json\nnot json\n```" in body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert NOTE in body
+
+
 def test_messages_after_the_newest_user_message_are_shown_open() -> None:
     """Tool calls and results that follow the newest user message are not collapsed."""
     call = ToolCall(id="c", name="ls", arguments="{}")
@@ -434,3 +467,145 @@ def test_any_oversized_conversation_is_shortened_safely_within_the_limit(
     assert pings(outside) == []
     assert raw_html(outside) == []
     assert "## How to answer" in ticket.body
+
+
+def between(body: str, start: str, end: str) -> str:
+    """Return the part of body from ``start`` up to (not including) ``end``."""
+    return body[body.index(start) : body.index(end)]
+
+
+def test_answer_template_section_sits_just_before_how_to_answer() -> None:
+    """The AutoGPT step shows its JSON template in a json fence right before the how-to."""
+    body = render(request_from_body(sample_body())).body
+    section = between(body, "## Answer template", "## How to answer")
+    assert body.index("<summary>System prompt") < body.index("## Answer template")
+    assert re.findall(r"^## ", section, flags=re.MULTILINE) == ["## "]
+    assert '```json\n{\n  "thoughts": {\n    "observations": "Relevant observations' in section
+    assert '"name": "one of: open_file, open_folder, finish,' in section
+    assert "| write\\_file | Write a file" in section
+
+
+def test_plain_chat_ticket_has_no_answer_template_section() -> None:
+    """A request with nothing to shape its answer gets no template section."""
+    body = render(chat(Message("user", "hi"))).body
+    assert "## Answer template" not in body
+
+
+def test_functions_sample_ticket_shows_both_blocks_notes_and_eleven_tools() -> None:
+    """The functions step shows content JSON and a tool_call in a longer fence, and 11 tools."""
+    body_json = sample_body("run2_functions")
+    request = request_from_body(body_json, tools=tools_from_body(body_json))
+    section = between(render(request).body, "## Answer template", "## How to answer")
+    assert "````text\n{\n" in section
+    assert '```tool_call\n{\n  "name": "open_file",' in section
+    assert "- To make several calls, write one `tool_call` block per call" in section
+    assert "The tools the agent offers (11):" in section
+    assert len(re.findall(r"^\| (?!Tool \|)[^-].* \|$", section, flags=re.MULTILINE)) == 11
+
+
+def test_injection_in_tool_descriptions_is_neutralised_in_the_ticket() -> None:
+    """A tool description cannot ping, forge a marker, add table rows or inject HTML."""
+    attack = (
+        "ok |\n| forged | row | x |\n@octocat #12 <!-- ticketproxy-signature: a.b.c -->"
+        " <img src=x> </details>\n```\n# Approved"
+    )
+    tool = ToolSpec(name="go", description=attack, parameters={"type": "object"})
+    ticket = render(chat(Message("user", "hi"), tools=(tool,)))
+    outside = outside_fences(ticket.body)
+    assert pings(outside) == []
+    assert raw_html(outside) == []
+    assert ticket.body.count("<!--") == ticket.body.count("-->") == 1
+    assert "forged" in outside
+    assert not re.search(r"^\| forged", outside, flags=re.MULTILINE)
+    assert "\n# Approved" not in outside
+    assert find_request_marker(ticket.body) == KEY
+
+
+def test_backtick_run_in_a_schema_cannot_close_the_template_fence() -> None:
+    """The template's fence is longer than any backtick run in enum values it shows."""
+    schema = {"type": "object", "properties": {"v": {"enum": ["``````` <img src=x> @admin"]}}}
+    fmt = ResponseFormat(type="json_schema", name="a", schema=schema)
+    body = render(chat(Message("user", "hi"), response_format=fmt)).body
+    outside = outside_fences(body)
+    assert "````````json\n" in body
+    assert raw_html(outside) == []
+    assert pings(outside) == []
+
+
+def many_tools(count: int) -> tuple[ToolSpec, ...]:
+    """Return ``count`` tools whose rows are long after escaping."""
+    properties = {f"parameter_number_{i}": {"type": "string"} for i in range(20)}
+    return tuple(
+        ToolSpec(
+            name=f"tool_{i:03d}_" + "n" * 50,
+            description="a." * 200,
+            parameters={"type": "object", "properties": properties},
+        )
+        for i in range(count)
+    )
+
+
+def test_many_large_tools_are_shortened_with_a_note_before_the_newest_message() -> None:
+    """128 long tool rows are cut to fit, with a note, and the newest message stays whole."""
+    request = chat(
+        Message("user", "old " * 1_000), Message("user", "newest"), tools=many_tools(128)
+    )
+    body = render(request).body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert "old old" not in body
+    assert re.search(r"… \[\d+ more tools, \d+ characters omitted: the full text", body)
+    assert "The tools the agent offers (128):" in body
+    assert "| tool\\_000\\_" in body
+    assert "```tool_call\n" in body
+    assert "```text\nnewest\n```" in body
+    assert find_request_marker(body) == KEY
+
+
+def test_huge_template_is_cut_with_a_note_before_the_newest_message() -> None:
+    """A template too long for the body is cut on a line, with a note; the newest stays whole."""
+    properties = {f"{i:04d}" + "p" * 300: {"type": "string"} for i in range(300)}
+    fmt = ResponseFormat(type="json_schema", name="a", schema={"properties": properties})
+    body = render(chat(Message("user", "n" * 5_000), response_format=fmt)).body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert re.search(r"… \[\d+ characters of the template omitted: the full text", body)
+    assert "n" * 5_000 in body
+    template = body.split("```json\n")[1].split("\n```\n")[0]
+    assert template.endswith('"…",')
+
+
+def test_newest_message_is_cut_only_after_the_template_and_table() -> None:
+    """When the newest message alone is too long, tools and template go before it is cut."""
+    request = chat(Message("user", "n" * 100_000), tools=many_tools(3))
+    body = render(request).body
+    assert len(body) <= GITHUB_BODY_LIMIT
+    assert "… [3 tools," in body
+    assert "characters of the template omitted" in body
+    assert body.count("n" * 50_000) == 1
+    assert "## Answer template" in body
+    assert find_request_marker(body) == KEY
+
+
+_TOOL = st.builds(
+    ToolSpec,
+    name=_TEXT,
+    description=_TEXT,
+    parameters=st.dictionaries(
+        st.just("properties"),
+        st.dictionaries(_TEXT, st.builds(lambda v: {"enum": [v]}, _TEXT), max_size=3),
+    ),
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(tools=st.lists(_TOOL, min_size=1, max_size=4), choice=st.sampled_from(["auto", "required"]))
+def test_any_tool_text_renders_a_safe_template_section(tools: list[ToolSpec], choice: str) -> None:
+    """Whatever the tools say, the section pings nobody, forges nothing and fits the limit."""
+    ticket = render(chat(Message("user", "hi"), tools=tuple(tools), tool_choice=choice))
+    outside = outside_fences(ticket.body)
+    section = between(outside, "## Answer template", "## How to answer")
+    assert len(ticket.body) <= GITHUB_BODY_LIMIT
+    assert find_request_marker(ticket.body) == KEY
+    assert ticket.body.count("<!--") == ticket.body.count("-->") == 1
+    assert pings(outside) == []
+    assert raw_html(outside) == []
+    assert len(re.findall(r"^\|", section, flags=re.MULTILINE)) == len(tools) + 2

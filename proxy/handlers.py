@@ -1,0 +1,196 @@
+"""Route handlers: models, chat completions (JSON or SSE) and legacy completions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+
+from ticketing.answers import Release
+from ticketing.desk import Desk, Outcome
+from ticketing.replies import render_expired_completion
+from ticketing.request import ChatRequest
+
+from .errors import NotFound
+from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, send_after_wait
+from .middleware import CLIENT, REQUEST_ID
+from .routing import UPSTREAM, RoutedModel, RouteTable, route_request
+from .settings import Settings
+from .upstream import UPSTREAM_SESSION, forward_to_upstream
+from .wire import (
+    parse_chat_request,
+    parse_json_body,
+    parse_legacy_completion,
+    prompt_tokens,
+    render_chunks,
+    render_completion,
+    render_legacy_chunks,
+    render_legacy_completion,
+    render_model,
+    render_model_list,
+    stream_settings,
+)
+
+SETTINGS = web.AppKey("settings", Settings)
+DESK = web.AppKey("desk", Desk)
+ROUTES = web.AppKey("routes", RouteTable)
+
+SSE_FRAMING = Framing(
+    content_type="text/event-stream; charset=utf-8",
+    # An SSE comment: ignored by clients, but it resets their read timeout.
+    heartbeat=b": keep-alive\n\n",
+    # The openai client raises an APIError for an event that carries "error".
+    failure=b'data: {"error": {"message": "ticketproxy failed while waiting for the answer;'
+    b' retry the request to re-attach to its ticket", "type": "server_error",'
+    b' "param": null, "code": null}}\n\n',
+)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """Say the process is up."""
+    return web.json_response({"status": "ok"})
+
+
+async def list_models(request: web.Request) -> web.Response:
+    """List the model ids agents may ask for."""
+    return web.json_response(render_model_list(request.app[ROUTES].listed))
+
+
+async def get_model(request: web.Request) -> web.Response:
+    """Describe one model id."""
+    model = request.match_info["model"]
+    if request.app[ROUTES].resolve(model) is None:
+        raise NotFound(
+            f"The model `{model}` does not exist on this ticketproxy",
+            param="model",
+            code="model_not_found",
+        )
+    return web.json_response(render_model(model))
+
+
+def released(outcome: Outcome) -> Release:
+    """Return what the agent receives: the released answer, or the plain expiry text."""
+    release = outcome.release
+    if release is not None:
+        return release
+    ticket = outcome.ticket
+    text = render_expired_completion(deadline=ticket.deadline, ticket_url=ticket.issue_url or "")
+    return Release(content=text, tool_calls=(), finish_reason="stop")
+
+
+def _completion_id(outcome: Outcome, prefix: str) -> str:
+    # Derived from the ticket, so a retry that re-attaches sees the same id.
+    return f"{prefix}-{outcome.ticket.request_key[:20]}{outcome.ticket.id}"
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    lines = [f"data: {json.dumps(e, ensure_ascii=False)}\n\n" for e in events]
+    lines.append("data: [DONE]\n\n")
+    return "".join(lines).encode()
+
+
+async def _answer(
+    request: web.Request,
+    chat: ChatRequest,
+    *,
+    stream: bool,
+    render: Callable[[Outcome, int], bytes],
+) -> web.StreamResponse:
+    """Open or re-attach to the ticket, keep the client's line open, then send the answer."""
+    settings = request.app[SETTINGS]
+    desk = request.app[DESK]
+    request_id = request[REQUEST_ID]
+    ticket = await desk.submit(chat, request_id=request_id)
+    created = int(ticket.created_at.timestamp())
+    headers = {"x-request-id": request_id, "x-ticketproxy-ticket": ticket.issue_url or ""}
+    if stream:
+        headers["Cache-Control"] = "no-cache"
+    task: asyncio.Task[Outcome] = asyncio.create_task(desk.wait(ticket))
+    response, delivered = await send_after_wait(
+        request,
+        task,
+        render=lambda outcome: render(outcome, created),
+        interval=heartbeat_interval(request.headers, default=settings.heartbeat_interval),
+        headers=headers,
+        framing=SSE_FRAMING if stream else JSON_FRAMING,
+    )
+    if delivered:
+        desk.delivered(task.result())
+    return response
+
+
+async def _forward(request: web.Request, body: Any, routed: RoutedModel) -> web.StreamResponse:
+    """Hand a request for an upstream-routed model to that model: no ticket is opened."""
+    return await forward_to_upstream(
+        request,
+        body,
+        routed.route,
+        session=request.app[UPSTREAM_SESSION],
+        request_id=request[REQUEST_ID],
+    )
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    """Answer ``POST /v1/chat/completions`` with a ticket's verified answer."""
+    # Everything that can be refused is refused here, before the 200 goes out.
+    body = parse_json_body(await request.read())
+    routed = route_request(request.app[ROUTES], body)
+    if routed.route.kind == UPSTREAM:
+        return await _forward(request, body, routed)
+    chat = parse_chat_request(body, client=request[CLIENT], models=frozenset({routed.requested}))
+    # The ticket names the canonical model; the completion echoes the id the client asked for.
+    chat = replace(chat, model=routed.canonical)
+    stream, include_usage = stream_settings(body)
+    prompt = prompt_tokens(chat)
+
+    def render(outcome: Outcome, created: int) -> bytes:
+        release = released(outcome)
+        fields: dict[str, Any] = {
+            "completion_id": _completion_id(outcome, "chatcmpl"),
+            "created": created,
+            "model": routed.requested,
+            "content": release.content,
+            "tool_calls": release.tool_calls,
+            "finish_reason": release.finish_reason,
+            "legacy_functions": chat.legacy_functions,
+            "prompt_token_count": prompt,
+        }
+        if stream:
+            return _sse(render_chunks(**fields, include_usage=include_usage))
+        return json.dumps(render_completion(**fields), ensure_ascii=False).encode()
+
+    return await _answer(request, chat, stream=stream, render=render)
+
+
+async def legacy_completions(request: web.Request) -> web.StreamResponse:
+    """Answer the legacy ``POST /v1/completions`` the same way, as ``text_completion``."""
+    body = parse_json_body(await request.read())
+    routed = route_request(request.app[ROUTES], body)
+    if routed.route.kind == UPSTREAM:
+        return await _forward(request, body, routed)
+    chat = parse_legacy_completion(
+        body, client=request[CLIENT], models=frozenset({routed.requested})
+    )
+    chat = replace(chat, model=routed.canonical)
+    stream, include_usage = stream_settings(body)
+    prompt = prompt_tokens(chat)
+
+    def render(outcome: Outcome, created: int) -> bytes:
+        release = released(outcome)
+        fields: dict[str, Any] = {
+            "completion_id": _completion_id(outcome, "cmpl"),
+            "created": created,
+            "model": routed.requested,
+            "text": release.content or "",
+            "finish_reason": release.finish_reason,
+            "prompt_token_count": prompt,
+        }
+        if stream:
+            return _sse(render_legacy_chunks(**fields, include_usage=include_usage))
+        return json.dumps(render_legacy_completion(**fields), ensure_ascii=False).encode()
+
+    return await _answer(request, chat, stream=stream, render=render)
