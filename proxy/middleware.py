@@ -87,7 +87,13 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         )
     except web.HTTPNotFound:
         return error_response(
-            NotFound(f"Invalid URL ({request.method} {request.path})", code="unknown_url"),
+            NotFound(
+                f"Invalid URL ({request.method} {request.path}). ticketproxy serves "
+                "/v1/chat/completions, /v1/completions and /v1/models; embeddings, images, "
+                "audio and the other OpenAI endpoints are not answered by people, so send "
+                "those calls to another provider.",
+                code="unknown_url",
+            ),
             request_id=request_id,
         )
     except web.HTTPMethodNotAllowed:

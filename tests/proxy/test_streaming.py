@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Any
 
 import aiohttp
 import openai
+import pytest
 
 from tests.stack import CLIENT_KEY, Stack
 
@@ -140,3 +142,21 @@ async def test_legacy_completions_stream(stack: Stack) -> None:
     await stack.wait_for_issue(1)
     await stack.answer(1, "streamed legacy")
     assert await asyncio.wait_for(pending, 10) == "streamed legacy"
+
+
+async def test_failure_after_the_stream_started_is_an_sse_error_event_the_client_raises(
+    stack: Stack,
+) -> None:
+    """A stored answer that cannot be read (a damaged store) ends the stream with an error event."""
+    client = stack.openai()
+    first = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    first.cancel()
+    await stack.answer(1, "accepted while the client was away")
+    await stack.settle()
+    with sqlite3.connect(stack.settings.store_path) as db:
+        db.execute("UPDATE answers SET release = '{damaged'")
+    stream = await client.chat.completions.create(model="gpt-4o", messages=PROMPT, stream=True)
+    with pytest.raises(openai.APIError) as caught:
+        await collect(stream)
+    assert "retry" in str(caught.value.message)

@@ -238,3 +238,71 @@ async def test_stop_sequence_cuts_the_answer(stack: Stack) -> None:
     await stack.answer(1, "kept part END dropped part")
     completion = await asyncio.wait_for(pending, 10)
     assert (completion.choices[0].message.content or "").strip() == "kept part"
+
+
+async def test_autogpt_answer_that_is_not_json_is_held_back(stack: Stack) -> None:
+    """AutoGPT needs JSON: a plain-text answer to an AutoGPT step is refused with a reply."""
+    system = (
+        "You are StubBot.\n\n## RESPONSE FORMAT\nYOU MUST ALWAYS RESPOND WITH A JSON OBJECT OF"
+        " THE FOLLOWING TYPE:\ninterface AssistantResponse {\nthoughts: {\ntext: string;\n};\n"
+        "use_tool: {\nname: string;\narguments: Record<string, any>;\n};\n}"
+    )
+    messages: Any = [{"role": "system", "content": system}, *PROMPT]
+    client = stack.openai()
+    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=messages))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "just list the folder please")
+    await stack.settle()
+    assert not pending.done()
+    assert len(await bot_replies(stack, 1)) == 1
+    step = {"thoughts": {"text": "list"}, "use_tool": {"name": "list_folder", "arguments": {}}}
+    await stack.answer(1, json.dumps(step))
+    completion = await asyncio.wait_for(pending, 10)
+    assert json.loads(completion.choices[0].message.content or "") == step
+
+
+async def test_every_standard_parameter_is_accepted(stack: Stack) -> None:
+    """Sampling and bookkeeping parameters are accepted; user and metadata appear on the ticket."""
+    client = stack.openai()
+    pending = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o",
+            messages=PROMPT,
+            max_tokens=200,
+            max_completion_tokens=200,
+            temperature=0.3,
+            top_p=0.9,
+            seed=42,
+            user="agent-run-7",
+            metadata={"run": "nightly"},
+            stop=["\n\nEND"],
+            reasoning_effort="low",
+            logit_bias={"50256": -100},
+            presence_penalty=0.1,
+            frequency_penalty=0.1,
+            parallel_tool_calls=True,
+            tools=TOOLS,
+            tool_choice="auto",
+        )
+    )
+    issue = await stack.wait_for_issue(1)
+    assert "agent-run-7" in issue.body
+    assert "nightly" in issue.body
+    await stack.answer(1, "fine")
+    completion = await asyncio.wait_for(pending, 10)
+    assert completion.choices[0].message.content == "fine"
+
+
+async def test_answer_longer_than_max_tokens_is_held_back(stack: Stack) -> None:
+    """A person's words are never cut to fit max_tokens: the editor is asked to shorten them."""
+    client = stack.openai()
+    pending = asyncio.create_task(
+        client.chat.completions.create(model="gpt-4o", messages=PROMPT, max_tokens=5)
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "This answer is much longer than five tokens allow, surely.")
+    await stack.settle()
+    assert not pending.done()
+    assert len(await bot_replies(stack, 1)) == 1
+    await stack.answer(1, "Short.")
+    assert (await asyncio.wait_for(pending, 10)).choices[0].message.content == "Short."
