@@ -9,11 +9,13 @@ two.
 The order of work:
 
 1. Split the text into content and ```` ```tool_call ```` fenced blocks (CommonMark fences:
-   ``` or ~~~, at least three, closed by the same character at least as long).
+   ``` or ~~~, at least three, closed by the same character at least as long; read by
+   :mod:`ticketing.fences`).
 2. Read each block as ``{"name", "arguments"}`` or OpenAI's ``{"type": "function",
    "function": {...}}`` and check it against the offered tools (JSON Schema 2020-12),
    ``tool_choice``, ``parallel_tool_calls`` and the legacy ``functions`` field.
-3. Check the content against ``response_format`` and AutoGPT's JSON-in-content convention.
+3. Check the content against ``response_format`` and AutoGPT's JSON-in-content convention
+   (its prompt is read by :mod:`ticketing.autogpt`).
 4. Cut the content at the first ``stop`` sequence, then check ``max_tokens``; the text is
    never shortened to fit, because a person's words must not be altered silently.
 
@@ -27,7 +29,7 @@ import hashlib
 import json
 import re
 import unicodedata
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,9 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from ticketing.autogpt import parse_commands, parse_response_interface, uses_json_convention
+from ticketing.fences import FencedBlock, fenced_blocks, longest_backtick_run, unwrap_json_fence
+from ticketing.markdown import split_lines
 from ticketing.request import ChatRequest, ToolCall, ToolSpec
 
 __all__ = ["CHARS_PER_TOKEN", "TOOL_CALL_INFO", "Refusal", "Release", "prepare_release"]
@@ -44,27 +49,12 @@ TOOL_CALL_INFO = "tool_call"
 # Info strings an editor plausibly meant as a tool call; they are refused rather than
 # released as text, so a typo never turns an intended action into prose for the agent.
 _NEAR_MISSES = frozenset({"tool_call", "tool_calls", "toolcall", "toolcalls", "function_call"})
-_AUTOGPT_MARKERS = ("interface AssistantResponse", "RESPOND WITH A JSON OBJECT")
 # The OpenAI rule of thumb the proxy also counts usage with: about four characters a token.
 CHARS_PER_TOKEN = 4
 
 _VALUE_LIMIT = 120  # characters of one quoted value; the ticket reply clips a problem at 500
 _LIST_LIMIT = 300  # characters of a quoted list of names
 _EXAMPLE_CALL = '{"name": "...", "arguments": {...}}'
-
-_FENCE_OPEN = re.compile(r"( {0,3})(`{3,}|~{3,})(.*)")
-_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
-_BACKTICKS = re.compile(r"`+")
-
-# AutoGPT prompt shapes (agpt 0.5): see tests/samples/autogpt/run1_default/004.
-_INTERFACE = re.compile(r"\binterface\s+AssistantResponse\b[^{};]{0,200}\{")
-_TS_MEMBER = re.compile(r"(?:\"([^\"\\\n]*)\"|'([^'\\\n]*)'|([A-Za-z_$][\w$]*))\s*(\?)?\s*:(?!:)")
-_COMMANDS_HEADING = re.compile(r"#{1,6}[ \t]+Commands[ \t]*")
-_HEADING = re.compile(r"#{1,6}[ \t]")
-_COMMAND_LINE = re.compile(r"\s*\d+\.\s+([A-Za-z0-9_.-]+):(.*)")
-_COMMAND_PARAMS = re.compile(r"Params:\s*\((.*)\)\s*")
-_PARAM = re.compile(r"\s*([A-Za-z_$][\w$]*)\s*(\?)?\s*:")
-_OPENING = {"(": ")", "[": "]", "{": "}", "<": ">"}
 
 
 @dataclass(frozen=True)
@@ -137,66 +127,20 @@ def _call_id(seed: str, index: int) -> str:
 
 
 @dataclass(frozen=True)
-class _Block:
-    """A fenced code block: its opening line (0-based), info string and body."""
-
-    line: int
-    info: str
-    body: str
-    closed: bool
-    end: int  # index of the closing line, or of the last line when unclosed
-
-
-@dataclass(frozen=True)
 class _Answer:
     """An answer split into the content and its ``tool_call`` blocks."""
 
     content: str | None
-    blocks: tuple[_Block, ...]
-
-
-def _lines(text: str) -> list[str]:
-    """Split text into lines, taking CRLF and CR as line endings like CommonMark does."""
-    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-
-
-def _fenced_blocks(lines: Sequence[str]) -> Iterator[_Block]:
-    """Yield the top-level fenced code blocks, so a fence inside another is only text."""
-    index = 0
-    while index < len(lines):
-        opening = _FENCE_OPEN.fullmatch(lines[index])
-        # CommonMark: a backtick fence's info string may not contain a backtick.
-        if opening is None or (opening[2][0] == "`" and "`" in opening[3]):
-            index += 1
-            continue
-        fence = opening[2]
-        end = index + 1
-        while end < len(lines) and not _closes(lines[end], fence):
-            end += 1
-        closed = end < len(lines)
-        yield _Block(
-            line=index,
-            info=opening[3].strip(" \t"),
-            body="\n".join(lines[index + 1 : end]),
-            closed=closed,
-            end=end if closed else len(lines) - 1,
-        )
-        index = end + 1
-
-
-def _closes(line: str, fence: str) -> bool:
-    """Return whether a line closes a block opened with ``fence``."""
-    closing = _FENCE_CLOSE.fullmatch(line)
-    return closing is not None and closing[1][0] == fence[0] and len(closing[1]) >= len(fence)
+    blocks: tuple[FencedBlock, ...]
 
 
 def _split_answer(text: str, problems: list[str]) -> _Answer:
     """Separate the ``tool_call`` blocks from the content, noting unclosed or misnamed ones."""
-    lines = _lines(text)
-    blocks: list[_Block] = []
+    lines = split_lines(text)
+    blocks: list[FencedBlock] = []
     segments: list[list[str]] = [[]]
     taken = 0
-    for block in _fenced_blocks(lines):
+    for block in fenced_blocks(lines):
         if block.info != TOOL_CALL_INFO:
             if _normal_info(block.info) in _NEAR_MISSES:
                 problems.append(
@@ -250,7 +194,7 @@ class _Call:
     value: dict[str, Any]
 
 
-def _read_calls(blocks: Sequence[_Block], problems: list[str]) -> list[_Call]:
+def _read_calls(blocks: Sequence[FencedBlock], problems: list[str]) -> list[_Call]:
     """Read every closed ``tool_call`` block, noting each one that is not a valid call."""
     calls = []
     for block in blocks:
@@ -261,7 +205,7 @@ def _read_calls(blocks: Sequence[_Block], problems: list[str]) -> list[_Call]:
     return calls
 
 
-def _read_call(block: _Block, problems: list[str]) -> _Call | None:
+def _read_call(block: FencedBlock, problems: list[str]) -> _Call | None:
     """Read one block as a call, or note why it is not one."""
     where = f"the {_code(TOOL_CALL_INFO)} block on line {block.line + 1}"
     value, error = _parse_json(block.body)
@@ -400,7 +344,7 @@ def _expects_json(request: ChatRequest) -> bool:
 def _is_autogpt(request: ChatRequest) -> bool:
     """Return whether the agent asks, AutoGPT-style, for its step as JSON in the content."""
     # With tools, AutoGPT (OPENAI_FUNCTIONS) takes the command as a tool call instead.
-    return not request.tools and any(m in request.system_prompt for m in _AUTOGPT_MARKERS)
+    return not request.tools and uses_json_convention(request.system_prompt)
 
 
 def _check_content(
@@ -414,7 +358,7 @@ def _check_content(
         return None, False
     fmt = request.response_format
     # Editors often fence JSON for readability; the agent wants the JSON itself.
-    content = _unwrap_json_fence(content)
+    content = unwrap_json_fence(content)
     value, error = _parse_json(content)
     if error is not None:
         problems.append(
@@ -435,19 +379,6 @@ def _check_content(
     if _is_autogpt(request):
         problems += _autogpt_problems(value, request.system_prompt)
     return content, True
-
-
-def _unwrap_json_fence(content: str) -> str:
-    """Return the inside of content that is exactly one ```json (or bare) fenced block."""
-    lines = _lines(content)
-    blocks = list(_fenced_blocks(lines))
-    if len(blocks) != 1:
-        return content
-    block = blocks[0]
-    whole = block.line == 0 and block.closed and block.end == len(lines) - 1
-    if whole and block.info.lower() in {"", "json"}:
-        return block.body.strip()
-    return content
 
 
 def _cut_at_stop(
@@ -529,91 +460,19 @@ def _autogpt_problems(value: Mapping[str, Any], prompt: str) -> list[str]:
 
 def _interface_keys(prompt: str) -> list[tuple[str, bool]]:
     """Return the top-level members of ``interface AssistantResponse``, and whether required."""
-    found = _INTERFACE.search(prompt)
-    if found is None:
-        return []
-    body = prompt[found.end() :]
-    keys: list[tuple[str, bool]] = []
-    depth, index, expect_member, quote = 1, 0, True, ""
-    while index < len(body) and depth > 0:
-        char = body[index]
-        if quote:
-            if char == "\\":
-                index += 1
-            elif char == quote:
-                quote = ""
-            index += 1
-            continue
-        if body.startswith("//", index) or body.startswith("/*", index):
-            # Comments may hold brackets and apostrophes ("(if any)", "don't"): skip them.
-            closer = "\n" if body.startswith("//", index) else "*/"
-            end = body.find(closer, index + 2)
-            index = len(body) if end < 0 else end + len(closer)
-            # A line comment ends with the newline that also ends a member.
-            expect_member = expect_member or closer == "\n"
-            continue
-        if depth == 1 and expect_member and not char.isspace():
-            # One attempt per member start keeps this linear in the prompt's length.
-            expect_member = False
-            member = _TS_MEMBER.match(body, index)
-            if member is not None:
-                name = next(group for group in member.groups()[:3] if group is not None)
-                keys.append((name, member[4] is None))
-                index = member.end()
-                continue
-        if char in "\"'`":
-            quote = char
-        elif char in "{[(":
-            depth += 1
-        elif char in "}])":
-            depth -= 1
-        elif depth == 1 and char in ";,\n":
-            expect_member = True
-        index += 1
-    return keys
+    # Read even when part of the interface is not: the members that are read still bind.
+    shape = parse_response_interface(prompt)
+    return [] if shape is None else [(member.name, member.required) for member in shape.members]
 
 
 def _listed_commands(prompt: str) -> dict[str, tuple[str, ...]]:
     """Return the ``## Commands`` list: each command with its required parameters."""
-    lines = _lines(prompt)
-    start = next((i for i, line in enumerate(lines) if _COMMANDS_HEADING.fullmatch(line)), None)
-    if start is None:
-        return {}
     commands: dict[str, tuple[str, ...]] = {}
-    for line in lines[start + 1 :]:
-        if _HEADING.match(line):
-            break
-        listed = _COMMAND_LINE.fullmatch(line)
-        if listed is None:
-            continue
-        # The description may itself say "Params:"; the list is the last one on the line.
-        params = _COMMAND_PARAMS.fullmatch(listed[2], max(listed[2].rfind("Params:"), 0))
-        required: list[str] = []
-        for param in _split_top_level(params[1] if params else ""):
-            parsed = _PARAM.match(param)
-            if parsed is not None and parsed[2] is None:
-                required.append(parsed[1])
-        commands.setdefault(listed[1], tuple(required))
+    for command in parse_commands(prompt):
+        # AutoGPT never lists a name twice; where a prompt does, its first line decides.
+        required = tuple(param.name for param in command.params if param.required)
+        commands.setdefault(command.name, required)
     return commands
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Split a parameter list on the commas that are not inside brackets."""
-    parts: list[str] = []
-    current: list[str] = []
-    depth = 0
-    for char in text:
-        if char in _OPENING:
-            depth += 1
-        elif char in _OPENING.values() and depth > 0:
-            depth -= 1
-        if char == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return [part for part in parts if part.strip()]
 
 
 # --- JSON and JSON Schema -------------------------------------------------------------------
@@ -719,7 +578,7 @@ def _code(value: str, limit: int = _VALUE_LIMIT) -> str:
     text = " ".join("".join(_inert(c) for c in value).split()) or "(empty)"
     if len(text) > limit:
         text = text[: limit - 1] + "…"
-    ticks = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    ticks = "`" * (longest_backtick_run(text) + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
 

@@ -13,8 +13,10 @@ tool calls, even the model name) is untrusted, so this module guarantees that it
   the tool table and the answer template, and finally the newest message are shortened with
   a visible note, never the header or the how-to.
 
-The *Answer template* section (see :mod:`ticketing.templates`) shows what a valid answer looks
-like, in a fence the editor copies; agent values in its tool table are escaped like the rest.
+The escaping is :mod:`ticketing.markdown`'s, which the bot's replies share; fence lengths
+come from :mod:`ticketing.fences`. The *Answer template* section (see
+:mod:`ticketing.templates`) shows what a valid answer looks like, in a fence the editor
+copies; agent values in its tool table are escaped like the rest.
 
 Values this module refuses (a naive datetime, a key that is not hex, a malformed repo name)
 raise ``ValueError``: they are programming errors, not agent input.
@@ -24,11 +26,19 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 
+from ticketing.fences import backtick_fence
+from ticketing.markdown import (
+    block_text,
+    escape_inline,
+    format_span,
+    format_utc,
+    inert_line,
+    neutralise_markers,
+)
 from ticketing.request import ChatRequest, Message, ToolCall
 from ticketing.templates import answer_notes, answer_template, tool_table
 
@@ -37,12 +47,7 @@ __all__ = [
     "MARKER_PREFIX",
     "TITLE_LIMIT",
     "RenderedTicket",
-    "escape_inline",
     "find_request_marker",
-    "format_span",
-    "format_utc",
-    "neutralise_markers",
-    "neutralise_mentions",
     "render_ticket",
     "request_marker",
 ]
@@ -56,18 +61,10 @@ _MARKER_LINE = re.compile(r"<!-- ticketproxy:request ([0-9a-f]{1,128}) -->")
 _HEX_KEY = re.compile(r"[0-9a-f]{1,128}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
-_WJ = "\u2060"  # WORD JOINER: invisible, and breaks GitHub's mention/reference/comment syntax.
-_BIDI_CONTROLS = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-_ASCII_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
-_BACKTICK_RUN = re.compile(r"`+")
-_MENTION = re.compile(r"@(?!\u2060)")
-# `#12`, `owner/repo#12` and `GH-12` link to issues and add a "mentioned" event to them.
-_REFERENCE = re.compile(r"(#|\bGH-)(?=\d)", re.IGNORECASE)
 # A code span is kept for values that need no escaping at all (model ids, request ids).
 _PLAIN_CODE = re.compile(r"[A-Za-z0-9._:+/=-]{1,100}")
 _AGENT_NAME = re.compile(r"\bYou are ([^\W\d_][\w-]*(?: [^\W\d_][\w-]*){0,3})[,.]")
 
-_NAME_LIMIT = 100  # names, roles, ids and tool names shown outside fences
 _CELL_LIMIT = 300  # one value in the header table
 _METADATA_ROWS = 16  # what the OpenAI API allows; more is shown as a count
 _TITLE_PART_LIMIT = 40  # model and agent in the title, so the message keeps most of it
@@ -102,44 +99,6 @@ def find_request_marker(body: str) -> str | None:
     return found
 
 
-def format_utc(moment: datetime) -> str:
-    """Format an aware datetime as UTC ISO 8601 to the second, e.g. 2026-11-21T20:34:04Z."""
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValueError(f"datetime must be timezone-aware, got naive {moment.isoformat()}")
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def format_span(span: timedelta) -> str:
-    """Format a duration for a reader, e.g. "2 h 5 min"; negative spans read "0 s"."""
-    seconds = max(int(span.total_seconds()), 0)
-    days, rest = divmod(seconds, 86_400)
-    hours, rest = divmod(rest, 3_600)
-    minutes, secs = divmod(rest, 60)
-    parts = [f"{days} d" if days else "", f"{hours} h" if hours else ""]
-    parts += [f"{minutes} min" if minutes else "", f"{secs} s" if secs else ""]
-    return " ".join(p for p in parts if p) or "0 s"
-
-
-def neutralise_markers(text: str) -> str:
-    """Break every ``<!--`` and ``-->`` with a word joiner so no hidden comment can be forged."""
-    while "<!--" in text or "-->" in text:
-        text = text.replace("<!--", f"<!-{_WJ}-").replace("-->", f"-{_WJ}->")
-    return text
-
-
-def neutralise_mentions(text: str) -> str:
-    """Put a word joiner after every ``@`` and issue-reference prefix so nobody is pinged."""
-    return _REFERENCE.sub(lambda m: m.group(1) + _WJ, _MENTION.sub("@" + _WJ, text))
-
-
-def escape_inline(text: str, *, limit: int = _NAME_LIMIT) -> str:
-    """Return untrusted text as one line of inert markdown, cut visibly beyond ``limit``."""
-    cleaned = _clip(neutralise_mentions(neutralise_markers(_one_line(text))), limit)
-    # Escaping every ASCII punctuation character is always valid CommonMark and leaves no
-    # HTML, link, emphasis or table pipe; escaping after the cut leaves no dangling `\`.
-    return "".join("\\" + c if c in _ASCII_PUNCTUATION else c for c in cleaned)
-
-
 def render_ticket(
     request: ChatRequest,
     *,
@@ -170,35 +129,10 @@ def render_ticket(
 # --- text helpers -------------------------------------------------------------------------
 
 
-def _one_line(text: str) -> str:
-    """Collapse all whitespace and drop control characters, so text stays on one line."""
-    kept = (
-        " " if unicodedata.category(c) in {"Cc", "Zl", "Zp"} else c
-        for c in text
-        if c not in _BIDI_CONTROLS
-    )
-    return " ".join("".join(kept).split())
-
-
-def _clip(text: str, limit: int) -> str:
-    """Cut text to at most ``limit`` characters, ending in an ellipsis when cut."""
-    if len(text) <= limit:
-        return text
-    return text[: max(limit - 1, 0)].rstrip() + "…"
-
-
-def _block_text(text: str) -> str:
-    """Normalise text shown in a fence: LF line ends, no NUL, no bidi overrides."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
-    # Bidi overrides can make a fenced line read differently from what it says.
-    return "".join("\ufffd" if c in _BIDI_CONTROLS else c for c in text)
-
-
 def _fence(text: str, info: str = "text") -> str:
     """Wrap text in a code fence it cannot close: longer than any backtick run inside."""
     text = neutralise_markers(text)
-    longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
-    ticks = "`" * max(3, longest + 1)
+    ticks = backtick_fence(text)
     return f"{ticks}{info}\n{text}\n{ticks}\n"
 
 
@@ -241,7 +175,7 @@ def _focus_index(messages: Sequence[Message]) -> int | None:
 
 def _title_text(text: str, limit: int) -> str:
     """Return a single-line, mention-free piece of title of at most ``limit`` characters."""
-    return _clip(neutralise_mentions(neutralise_markers(_one_line(text))), limit)
+    return inert_line(text, limit=limit)
 
 
 def _render_title(model: str, agent: str, focus: Message | None) -> str:
@@ -361,8 +295,8 @@ def _unit(number: int, message: Message) -> _Unit:
     return _Unit(
         number=number,
         message=message,
-        content=_block_text(message.content),
-        arguments=tuple(_block_text(_pretty_arguments(c)) for c in message.tool_calls),
+        content=block_text(message.content),
+        arguments=tuple(block_text(_pretty_arguments(c)) for c in message.tool_calls),
     )
 
 
@@ -495,7 +429,7 @@ def _guide(request: ChatRequest) -> _Guide | None:
         head, rows = "\n".join(lines[:2]) + "\n", tuple(line + "\n" for line in lines[2:])
         noun = "command" if lines[0].startswith("| Command") else "tool"
     return _Guide(
-        template=_block_text(template or ""),
+        template=block_text(template or ""),
         notes=answer_notes(request),
         table_head=head,
         rows=rows,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from ticketing.render import escape_inline, format_span, format_utc
+from ticketing.markdown import escape_inline, format_span, format_utc
 
 __all__ = [
     "REPLY_MARKER_PREFIX",

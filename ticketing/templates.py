@@ -3,14 +3,15 @@
 Pure: no I/O, no clock. A template is derived from what the request asks for:
 
 - ``response_format`` ``json_schema``: a JSON skeleton of the schema; ``json_object``: ``{}``;
-- an AutoGPT-style system prompt (``interface AssistantResponse {...}`` and ``## Commands``):
-  a JSON skeleton of the interface, its comments as placeholders;
+- an AutoGPT-style system prompt (``interface AssistantResponse {...}`` and ``## Commands``,
+  read by :mod:`ticketing.autogpt`): a JSON skeleton of the interface, its comments as
+  placeholders, when all of the interface could be read;
 - ``tools`` (unless ``tool_choice`` is ``none``): a ``tool_call`` block for the first tool,
   or for the function ``tool_choice`` names, and a table of every tool.
 
 Everything here comes from the agent and is untrusted. The template is raw text that the
 renderer fences; the tool table is markdown whose every agent value goes through the same
-escaping as the rest of the ticket (:func:`ticketing.render.escape_inline`), one line per
+escaping as the rest of the ticket (:func:`ticketing.markdown.escape_inline`), one line per
 tool. Notes are fixed sentences that hold no agent text.
 """
 
@@ -18,12 +19,25 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
+from ticketing.autogpt import (
+    ArrayType,
+    AutoGPTCommand,
+    AutoGPTParam,
+    LiteralType,
+    Member,
+    NamedType,
+    ObjectType,
+    TypeShape,
+    UnionType,
+    parse_commands,
+    parse_response_interface,
+)
+from ticketing.fences import backtick_fence
+from ticketing.markdown import escape_inline
 from ticketing.request import ChatRequest, ToolSpec
 
 __all__ = [
@@ -36,38 +50,17 @@ __all__ = [
 
 PLACEHOLDER = "…"
 
-# Bounds, so a hostile or merely huge schema or prompt cannot make rendering slow: a
-# recursive `$ref` fans out exponentially without them.
+# Bounds, so a hostile or merely huge schema cannot make rendering slow: a recursive `$ref`
+# fans out exponentially without them. The prompt's reader has its own (ticketing.autogpt).
 _MAX_DEPTH = 16  # nesting levels of a skeleton
 _MAX_REF_REPEAT = 2  # times one `$ref` is expanded along one path (recursive schemas)
 _MAX_NODES = 400  # schema nodes expanded for one skeleton
 _MAX_REPEAT = 5  # items shown for an array with minItems, characters for a string's minLength
-_MAX_TOKENS = 4_000  # tokens of an AutoGPT interface
-_MAX_SCAN = 50_000  # characters of prompt read after `interface AssistantResponse {`
-_MAX_LINE = 2_000  # longer lines are not read as commands (and cannot slow the regex)
 _MAX_COMMANDS = 64  # command names listed in a placeholder
 _DESCRIPTION_LIMIT = 300
 _PARAMETERS_LIMIT = 400
 _LABEL_LIMIT = 80
 
-_INTERFACE = re.compile(r"\binterface\s+AssistantResponse\s*\{")
-_COMMANDS_HEADING = re.compile(r"^#{1,6}\s*Commands\s*$", re.MULTILINE | re.IGNORECASE)
-_HEADING = re.compile(r"^#{1,6}\s", re.MULTILINE)
-# `7. write_file: Write a file, creating it if necessary.. Params: (filename: string, ...)`
-_COMMAND_LINE = re.compile(
-    r"\s*\d+\.\s+([A-Za-z_][\w-]*)\s*:\s*(.*?)(?:\.?\s*Params:\s*\((.*)\))?\s*", re.DOTALL
-)
-_PARAM = re.compile(r"\s*([A-Za-z_$][\w$-]*)\s*(\?)?\s*:\s*(.+?)\s*", re.DOTALL)
-_TS_TOKEN = re.compile(
-    r"""(?P<comment>//[^\n]*)
-      | (?P<block>/\*)
-      | (?P<string>"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')
-      | (?P<number>-?\d+(?:\.\d+)?)
-      | (?P<word>[A-Za-z_$][\w$]*)
-      | (?P<space>\s+)
-      | (?P<punct>.)""",
-    re.VERBOSE | re.DOTALL,
-)
 # Keys whose `name` member is the command to run, in AutoGPT's current and older replies.
 _COMMAND_KEYS = frozenset({"use_tool", "command"})
 
@@ -119,7 +112,7 @@ def tool_table(request: ChatRequest) -> str | None:
         ]
     elif commands := _command_choice(request):
         heading = "| Command | Description | Parameters |"
-        rows = [(c.name, c.description, c.parameters) for c in commands]
+        rows = [(c.name, c.description, _params_label(c.params)) for c in commands]
     else:
         return None
     lines = [heading, "|---|---|---|"]
@@ -159,195 +152,71 @@ def _pretty(value: Any) -> str:
 
 
 def _interface_skeleton(request: ChatRequest) -> dict[str, Any] | None:
-    """Return the skeleton of the prompt's ``interface AssistantResponse``, if it parses."""
+    """Return the skeleton of the prompt's ``interface AssistantResponse``, if all of it reads."""
     prompt = request.system_prompt
-    match = _INTERFACE.search(prompt)
-    if match is None:
-        return None
-    names = [c.name for c in _commands(prompt)]
-    return _InterfaceParser(prompt, match.end(), names).parse()
+    shape = parse_response_interface(prompt)
+    if shape is None or not shape.complete:
+        return None  # no template rather than a wrong one
+    names = [c.name for c in parse_commands(prompt)]
+    return _members_skeleton(shape.members, parent=None, commands=names)
 
 
-def _command_choice(request: ChatRequest) -> tuple[_Command, ...]:
+def _command_choice(request: ChatRequest) -> tuple[AutoGPTCommand, ...]:
     """Return the prompt's commands when the answer names one (AutoGPT without tools)."""
     if request.tools:
         return ()  # the agent calls tools instead: its prompt's list only mirrors them
     skeleton = _interface_skeleton(request)
     if skeleton is None or not _COMMAND_KEYS & skeleton.keys():
         return ()
-    return _commands(request.system_prompt)
+    return parse_commands(request.system_prompt)
 
 
-@dataclass(frozen=True)
-class _Command:
-    """One command of an AutoGPT ``## Commands`` list."""
-
-    name: str
-    description: str
-    parameters: str
-
-
-def _commands(prompt: str) -> tuple[_Command, ...]:
-    """Return the numbered commands listed under the prompt's ``## Commands`` heading."""
-    heading = _COMMANDS_HEADING.search(prompt)
-    if heading is None:
-        return ()
-    following = _HEADING.search(prompt, heading.end())
-    section = prompt[heading.end() : following.start() if following else len(prompt)]
-    found: list[_Command] = []
-    for line in section.splitlines():
-        match = _COMMAND_LINE.fullmatch(line) if len(line) <= _MAX_LINE else None
-        if match:
-            name, description, params = match.groups()
-            label = _params_label(params) if params is not None else ""
-            found.append(_Command(name, description.strip(), label))
-    return tuple(found)
-
-
-def _params_label(params: str) -> str:
-    """Turn ``a: string, b?: Array<string>`` into ``a: string (required); b: Array<string>``."""
+def _params_label(params: Sequence[AutoGPTParam]) -> str:
+    """Describe parameters as ``a: string (required); b: Array<string>``."""
     labels = []
-    for part in _split_top_level(params):
-        match = _PARAM.fullmatch(part)
-        if match is None:
-            labels.append(part.strip())
-        else:
-            name, optional, kind = match.groups()
-            labels.append(f"{name}: {kind}" + ("" if optional else " (required)"))
-    return "; ".join(label for label in labels if label)
+    for param in params:
+        label = f"{param.name}: {param.type}" if param.type else param.name
+        labels.append(label + (" (required)" if param.required else ""))
+    return "; ".join(labels)
 
 
-def _split_top_level(text: str) -> list[str]:
-    """Split on commas that are not inside ``<>``, ``()``, ``[]`` or ``{}``."""
-    parts, depth, start = [], 0, 0
-    for index, char in enumerate(text):
-        if char in "<([{":
-            depth += 1
-        elif char in ">)]}":
-            depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
-            parts.append(text[start:index])
-            start = index + 1
-    parts.append(text[start:])
-    return parts
+def _members_skeleton(
+    members: Sequence[Member], *, parent: str | None, commands: Sequence[str]
+) -> dict[str, Any]:
+    """Return a JSON object with one placeholder value per member, its comments as the hint."""
+    skeleton: dict[str, Any] = {}
+    for member in members:
+        hint = " ".join(member.comments) or None
+        if member.name == "name" and parent in _COMMAND_KEYS and commands:
+            shown = list(commands[:_MAX_COMMANDS])
+            more = ", …" if len(commands) > _MAX_COMMANDS else ""
+            hint = "one of: " + ", ".join(shown) + more
+        skeleton[member.name] = _type_skeleton(
+            member.type, name=member.name, hint=hint, commands=commands
+        )
+    return skeleton
 
 
-class _ParseError(Exception):
-    """The interface is not the TypeScript-like shape this parser reads."""
-
-
-class _InterfaceParser:
-    """Read AutoGPT's TypeScript-like ``interface`` body into a JSON skeleton."""
-
-    def __init__(self, text: str, start: int, commands: Sequence[str]) -> None:
-        self._tokens = list(_tokenize(text, start))
-        self._at = 0
-        self._commands = commands
-
-    def parse(self) -> dict[str, Any] | None:
-        """Return the skeleton of the members up to the interface's closing brace, or None."""
-        try:
-            return self._members(depth=0, parent=None)
-        except (_ParseError, IndexError):
-            return None
-
-    def _peek(self) -> tuple[str, str]:
-        """Return the next token without consuming it."""
-        return self._tokens[self._at]
-
-    def _take(self, text: str | None = None) -> tuple[str, str]:
-        """Consume the next token, checking its text when given."""
-        token = self._tokens[self._at]
-        if text is not None and token[1] != text:
-            raise _ParseError(f"expected {text!r}, found {token[1]!r}")
-        self._at += 1
-        return token
-
-    def _members(self, *, depth: int, parent: str | None) -> dict[str, Any]:
-        """Read ``name?: type;`` members up to and including the closing ``}``."""
-        if depth > _MAX_DEPTH:
-            raise _ParseError("interface nested too deep")
-        members: dict[str, Any] = {}
-        comments: list[str] = []
-        while True:
-            kind, text = self._take()
-            if kind == "comment":
-                comments.append(text)
-                continue
-            if text == "}":
-                return members
-            if text in {";", ","}:
-                continue
-            if kind == "word":
-                name = text
-            elif kind == "string":
-                name = _unquote(text)
-            else:
-                raise _ParseError(f"expected a member name, found {text!r}")
-            if self._peek()[1] == "?":
-                self._take()
-            self._take(":")
-            hint = " ".join(comments) or None
-            if name == "name" and parent in _COMMAND_KEYS and self._commands:
-                shown = list(self._commands[:_MAX_COMMANDS])
-                more = ", …" if len(self._commands) > _MAX_COMMANDS else ""
-                hint = "one of: " + ", ".join(shown) + more
-            members[name] = self._type(depth=depth, name=name, hint=hint)
-            comments = []
-
-    def _type(self, *, depth: int, name: str, hint: str | None) -> Any:
-        """Read a union type and return the skeleton of its first useful member."""
-        if depth > _MAX_DEPTH:
-            raise _ParseError("type nested too deep")
-        values = [self._postfix(depth=depth, name=name, hint=hint)]
-        while self._peek()[1] == "|":
-            self._take()
-            values.append(self._postfix(depth=depth, name=name, hint=hint))
+def _type_skeleton(
+    shape: TypeShape | None, *, name: str, hint: str | None, commands: Sequence[str]
+) -> Any:
+    """Return the placeholder for a member's type: the first useful option of a union."""
+    if isinstance(shape, UnionType):
+        values = (_type_skeleton(o, name=name, hint=hint, commands=commands) for o in shape.options)
         return next((v for v in values if v is not None), None)
-
-    def _postfix(self, *, depth: int, name: str, hint: str | None) -> Any:
-        """Read a type with optional ``[]`` suffixes (arrays of it)."""
-        value = self._primary(depth=depth, name=name, hint=hint)
-        while self._peek()[1] == "[":
-            self._take()
-            self._take("]")
-            value, depth = [value], depth + 1
-            if depth > _MAX_DEPTH:
-                raise _ParseError("array type nested too deep")
-        return value
-
-    def _primary(self, *, depth: int, name: str, hint: str | None) -> Any:
-        """Read an object literal, a literal, a parenthesised type or a (generic) named type."""
-        kind, text = self._take()
-        if text == "{":
-            return self._members(depth=depth + 1, parent=name)
-        if text == "(":
-            value = self._type(depth=depth + 1, name=name, hint=hint)
-            self._take(")")
-            return value
-        if kind == "string":
-            return _unquote(text)
-        if kind == "number":
-            return _number_literal(text)
-        if kind != "word":
-            raise _ParseError(f"expected a type, found {text!r}")
-        arguments: list[Any] = []
-        if self._peek()[1] == "<":
-            self._take()
-            arguments.append(self._type(depth=depth + 1, name=name, hint=hint))
-            while self._peek()[1] == ",":
-                self._take()
-                arguments.append(self._type(depth=depth + 1, name=name, hint=hint))
-            self._take(">")
-        return _named_type(text, arguments, hint)
-
-
-def _number_literal(text: str) -> int | float:
-    """Return a numeric literal's value, or 0 when it is too long for Python to convert."""
-    try:
-        return float(text) if "." in text else int(text)
-    except ValueError:  # more digits than int() accepts (sys.get_int_max_str_digits)
-        return 0
+    if isinstance(shape, ArrayType):
+        return [_type_skeleton(shape.element, name=name, hint=hint, commands=commands)]
+    if isinstance(shape, ObjectType):
+        # Nested members take their own comments; `name` makes `use_tool.name` a choice.
+        return _members_skeleton(shape.members, parent=name, commands=commands)
+    if isinstance(shape, LiteralType):
+        return shape.value
+    if isinstance(shape, NamedType):
+        arguments = [
+            _type_skeleton(a, name=name, hint=hint, commands=commands) for a in shape.arguments
+        ]
+        return _named_type(shape.name, arguments, hint)
+    return hint or PLACEHOLDER  # unreadable: only in an incomplete shape, never templated
 
 
 def _named_type(name: str, arguments: Sequence[Any], hint: str | None) -> Any:
@@ -362,42 +231,6 @@ def _named_type(name: str, arguments: Sequence[Any], hint: str | None) -> Any:
     if name in {"Record", "Map", "object", "Object"}:
         return {}
     return hint or PLACEHOLDER  # string, any, unknown, and types defined elsewhere
-
-
-def _tokenize(text: str, start: int) -> Iterator[tuple[str, str]]:
-    """Yield ``(kind, text)`` tokens of TypeScript-like text, comments as their words."""
-    text = text[: start + _MAX_SCAN]
-    at, count = start, 0
-    while count < _MAX_TOKENS:
-        match = _TS_TOKEN.match(text, at)
-        if match is None:
-            return
-        kind, value, at = match.lastgroup or "punct", match.group(), match.end()
-        if kind == "block":
-            # Skipped with find, not a lazy regex, which would rescan the rest of the
-            # prompt for every unclosed `/*`.
-            close = text.find("*/", at)
-            if close < 0:
-                return
-            at = close + 2
-            continue
-        if kind == "space":
-            continue
-        count += 1
-        if kind == "comment":
-            value = " ".join(value[2:].split())
-        yield kind, value
-
-
-def _unquote(literal: str) -> str:
-    """Return the text of a quoted TypeScript string literal."""
-    if literal[0] == '"':
-        try:
-            text = json.loads(literal)
-        except ValueError:
-            return literal[1:-1]
-        return str(text)
-    return literal[1:-1].replace("\\'", "'")
 
 
 # --- JSON Schema skeletons ----------------------------------------------------------------
@@ -629,8 +462,7 @@ def _tool_call_template(request: ChatRequest) -> str | None:
         call = {"name": tool.name, "arguments": arguments if isinstance(arguments, dict) else {}}
     text = _pretty(call)
     # The block must not be closed early by a backtick run in a name or enum value.
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = backtick_fence(text)
     return f"{fence}tool_call\n{text}\n{fence}"
 
 
@@ -712,7 +544,4 @@ def _clip(text: str) -> str:
 
 def _cell(text: str, limit: int) -> str:
     """Return agent text as one escaped table cell: no pipe, newline, mention or markup."""
-    # Imported here because render.py imports this module to build the ticket.
-    from ticketing.render import escape_inline
-
     return escape_inline(text, limit=limit) or "—"
