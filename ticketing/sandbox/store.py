@@ -23,6 +23,10 @@ _ID_BASES = {
 }
 
 _SCHEMA = """
+CREATE TABLE IF NOT EXISTS id_sequences (
+    name TEXT PRIMARY KEY,
+    last INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS repos (
     id INTEGER PRIMARY KEY,
     owner TEXT NOT NULL COLLATE NOCASE,
@@ -184,10 +188,21 @@ class SandboxStore:
         self._db.close()
 
     def _next_id(self, table: str) -> int:
-        # Table names come from the fixed _ID_BASES keys, never from a request.
-        row = self._db.execute(f"SELECT MAX(id) FROM {table}").fetchone()  # noqa: S608
-        current = row[0] if row[0] is not None else _ID_BASES[table]
-        return int(current) + 1
+        # GitHub never reuses an id, even after a delete, so ids come from a sequence that
+        # only grows, not from MAX(id) (which would hand a deleted comment's id out again).
+        row = self._db.execute("SELECT last FROM id_sequences WHERE name = ?", (table,)).fetchone()
+        if row is None:
+            # Table names come from the fixed _ID_BASES keys, never from a request.
+            highest = self._db.execute(f"SELECT MAX(id) FROM {table}").fetchone()  # noqa: S608
+            last = int(highest[0]) if highest[0] is not None else _ID_BASES[table]
+        else:
+            last = int(row[0])
+        self._db.execute(
+            "INSERT INTO id_sequences (name, last) VALUES (?, ?)"
+            " ON CONFLICT (name) DO UPDATE SET last = excluded.last",
+            (table, last + 1),
+        )
+        return last + 1
 
     # Repositories -------------------------------------------------------------------------
 

@@ -52,3 +52,15 @@ def test_file_database_keeps_issues_and_comments_across_a_restart(tmp_path: Path
     assert [c.body for c in second.list_comments(again.id)] == ["kept"]
     assert second.create_issue(again, title="u", body=None, author=BOT, now=11).number == 2
     second.close()
+
+
+def test_a_deleted_comments_id_is_never_handed_out_again() -> None:
+    """GitHub never reuses ids: after deleting the newest comment the next one gets a new id."""
+    store = SandboxStore()
+    repo = store.ensure_repo("acme/agents", now=0)
+    issue = store.create_issue(repo, title="t", body=None, author=BOT, now=0)
+    first = store.create_comment(issue, body="a", author=BOT, now=0)
+    store.delete_comment(first)
+    second = store.create_comment(issue, body="b", author=BOT, now=1)
+    assert second.id > first.id
+    store.close()
