@@ -7,6 +7,7 @@
      ├── KeyFileError           a private key file is missing, unreadable or invalid
      ├── SigningError           a key cannot be made or a comment cannot be signed
      ├── CommentFormatError     a comment's signature trailer is ambiguous or misplaced
+     ├── PolicyError            a review policy file or rule is unusable (names file, rule, fix)
      └── JWKError               a JSON Web Key is invalid; always re-raised by the caller
                                 as KeyringError or KeyFileError, with the file named
 
@@ -35,6 +36,10 @@ class SigningError(AuthError):
 
 class CommentFormatError(AuthError):
     """Report a comment whose signature trailer is ambiguous or not on the last line."""
+
+
+class PolicyError(AuthError):
+    """Report a review policy file or rule that cannot be used."""
 
 
 class JWKError(AuthError):

@@ -1,12 +1,17 @@
 """The keyring: who may sign, with which public key, in which roles.
 
-The file is a JWKS (RFC 7517 section 5) whose keys carry three extra members::
+The file is a JWKS (RFC 7517 section 5) whose keys carry members of ticketproxy's own
+(``login``, ``user_id``, ``roles``, and the optional ``not_before`` and ``revoked_at``)::
 
     {"keys": [{"kty": "OKP", "crv": "Ed25519", "x": "...", "kid": "...", "alg": "EdDSA",
-               "use": "sig", "login": "alice", "user_id": 1001, "roles": ["editor"]}]}
+               "use": "sig", "login": "alice", "user_id": 1001, "roles": ["editor"],
+               "not_before": "2026-01-01T00:00:00Z", "revoked_at": "2026-06-01T00:00:00Z"}]}
 
 Validation is strict because the keyring is the whole trust base: a key is revoked by
-removing it, rotated by adding a new kid, and anything unexpected is refused.
+removing it, rotated by adding a new kid, and anything unexpected is refused. The optional
+``not_before`` and ``revoked_at`` (ISO 8601 with a time zone) bound when a key may sign;
+keeping a rotated or revoked key with ``revoked_at`` set, rather than deleting it, lets an
+offline audit still verify what it signed inside its window.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +34,7 @@ from auth.roles import Role
 
 _ENTRY_MEMBERS = frozenset(
     {"kty", "crv", "x", "y", "kid", "alg", "use", "login", "user_id", "roles"}
+    | {"not_before", "revoked_at"}  # optional: the window in which the key may sign
 )
 _KNOWN_ROLES = ", ".join(role.value for role in Role)
 _NEW_KEYRING_MODE = 0o644  # public keys only: readable by the service account
@@ -43,6 +50,14 @@ class KeyringEntry:
     roles: frozenset[Role]
     public_key: PublicKey
     user_id: int | None = None
+    not_before: datetime | None = None
+    revoked_at: datetime | None = None
+
+    def active_at(self, when: datetime) -> bool:
+        """Return whether the key may sign at ``when``: not before its start, not once revoked."""
+        if self.not_before is not None and when < self.not_before:
+            return False
+        return self.revoked_at is None or when < self.revoked_at
 
     def to_jwk(self) -> dict[str, Any]:
         """Return this entry as a keyring JWK."""
@@ -56,6 +71,9 @@ class KeyringEntry:
         if self.user_id is not None:
             jwk["user_id"] = self.user_id
         jwk["roles"] = sorted(role.value for role in self.roles)
+        for name, value in (("not_before", self.not_before), ("revoked_at", self.revoked_at)):
+            if value is not None:
+                jwk[name] = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
         return jwk
 
 
@@ -208,6 +226,12 @@ def _entry_from_jwk(jwk: object, *, where: str) -> KeyringEntry:
     user_id = jwk.get("user_id")
     if user_id is not None and (type(user_id) is not int or user_id <= 0):
         raise KeyringError(f'{where}: "user_id" must be the positive GitHub account id of {login}')
+    not_before = _instant(jwk, "not_before", where=where)
+    revoked_at = _instant(jwk, "revoked_at", where=where)
+    if not_before is not None and revoked_at is not None and revoked_at <= not_before:
+        raise KeyringError(
+            f'{where}: "revoked_at" must be later than "not_before", or the key never counts'
+        )
     return KeyringEntry(
         kid=expected_kid,
         alg=alg,
@@ -215,7 +239,28 @@ def _entry_from_jwk(jwk: object, *, where: str) -> KeyringEntry:
         roles=role_set,
         public_key=public_key,
         user_id=user_id,
+        not_before=not_before,
+        revoked_at=revoked_at,
     )
+
+
+def _instant(jwk: Mapping[str, Any], member: str, *, where: str) -> datetime | None:
+    value = jwk.get(member)
+    if value is None:
+        return None
+    example = "2026-01-31T12:00:00Z"
+    if not isinstance(value, str):
+        raise KeyringError(f'{where}: "{member}" must be an ISO 8601 time string like {example}')
+    try:
+        instant = datetime.fromisoformat(value)
+    except ValueError:
+        raise KeyringError(
+            f'{where}: "{member}" is not an ISO 8601 time; write it like {example}'
+        ) from None
+    # A time without a zone means a different instant on every server: refuse to guess.
+    if instant.tzinfo is None or instant.utcoffset() is None:
+        raise KeyringError(f'{where}: "{member}" needs a time zone; write it like {example}')
+    return instant.astimezone(UTC)
 
 
 def _write_atomically(path: Path, text: str) -> None:

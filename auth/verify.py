@@ -56,6 +56,7 @@ class RejectReason(StrEnum):
     UNSIGNED = "unsigned"
     MALFORMED = "malformed"
     UNKNOWN_KEY = "unknown_key"
+    KEY_REVOKED = "key_revoked"
     BAD_ALGORITHM = "bad_algorithm"
     BAD_SIGNATURE = "bad_signature"
     AUTHOR_MISMATCH = "author_mismatch"
@@ -174,6 +175,17 @@ def verify_comment(
             RejectReason.UNKNOWN_KEY,
             f"The keyring does not hold {named}; sign with a key in the keyring, or ask an "
             "admin to add your public key.",
+        )
+    # Checked at `now`, so an audit that passes a comment's creation time still accepts
+    # what a since-rotated key signed inside its window.
+    if not entry.active_at(now):
+        if entry.revoked_at is not None and now >= entry.revoked_at:
+            when = f"was revoked at {entry.revoked_at:%Y-%m-%d %H:%M:%S} UTC"
+        else:
+            when = f"is not valid before {entry.not_before:%Y-%m-%d %H:%M:%S} UTC"
+        return Rejected(
+            RejectReason.KEY_REVOKED,
+            f"Key {entry.kid} of {entry.login} {when}; sign again with a current key.",
         )
     # The keyring fixes the algorithm: this refuses none, HS256 keyed with the public key,
     # and any other algorithm than the one the key was made for.
