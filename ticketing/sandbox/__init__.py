@@ -15,6 +15,7 @@ from .config import (
 )
 from .dispatch import RecordedRequest
 from .server import RunningSandbox, Sandbox, start_sandbox
+from .webhooks import WebhookDelivery, WebhookTarget
 
 __all__ = [
     "RecordedRequest",
@@ -23,6 +24,8 @@ __all__ = [
     "SandboxConfig",
     "SandboxConfigError",
     "SandboxUser",
+    "WebhookDelivery",
+    "WebhookTarget",
     "load_sandbox_config",
     "save_sandbox_config",
     "start_sandbox",

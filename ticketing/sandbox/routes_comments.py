@@ -13,7 +13,7 @@ from .errors import (
 )
 from .routes_issues import body_object
 from .routing import ApiCall, Reply, Route, paged, route
-from .state import SandboxState, author_of, can_write
+from .state import CommentChange, SandboxState, author_of, can_write
 from .store import CommentRow, IssueRow
 from .timestamps import parse_since
 
@@ -31,7 +31,9 @@ def post_comment(
             "Unable to create comment because issue is locked.",
             documentation_url=LOCKING_DOCS,
         )
-    return state.store.create_comment(issue, body=body, author=author_of(user), now=now)
+    comment = state.store.create_comment(issue, body=body, author=author_of(user), now=now)
+    state.comment_changed(CommentChange("created", comment, user))
+    return comment
 
 
 def _comment_body(call: ApiCall) -> str:
@@ -117,6 +119,10 @@ def update_comment(call: ApiCall) -> Reply:
     _require_author_or_writer(call, comment)
     body = _comment_body(call)
     updated = call.state.store.update_comment(comment, body=body, now=call.now)
+    assert call.viewer is not None
+    call.state.comment_changed(
+        CommentChange("edited", updated, call.viewer, previous_body=comment.body)
+    )
     return Reply(payload=call.payloads.comment(updated))
 
 
@@ -125,6 +131,8 @@ def delete_comment(call: ApiCall) -> Reply:
     _, comment = call.comment()
     _require_author_or_writer(call, comment)
     call.state.store.delete_comment(comment)
+    assert call.viewer is not None
+    call.state.comment_changed(CommentChange("deleted", comment, call.viewer))
     return Reply(status=204)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,6 +21,7 @@ from .state import SandboxState
 from .store import SandboxStore
 from .timestamps import utc_now
 from .web_pages import WebPages
+from .webhooks import WebhookDelivery, WebhookSender, WebhookTarget
 
 
 class Sandbox:
@@ -35,8 +36,9 @@ class Sandbox:
         rate_limit: int = 5000,
         creations_per_minute: int = 80,
         creations_per_hour: int = 500,
+        webhooks: Sequence[WebhookTarget] = (),
     ) -> None:
-        """Open the store, register users and repositories, and set the limits."""
+        """Open the store, register users and repositories, set the limits and the webhooks."""
         self.config = config
         self.store = SandboxStore(db_path)
         self.state = SandboxState(config, store=self.store, clock=clock)
@@ -55,6 +57,7 @@ class Sandbox:
             faults=self._faults,
             requests=self.requests,
         )
+        self.webhooks = WebhookSender(self.state, targets=webhooks)
 
     def create_app(self, *, middlewares: Iterable[Middleware] = ()) -> web.Application:
         """Return the aiohttp application: the REST API under ``/api/v3`` and the web pages."""
@@ -62,7 +65,33 @@ class Sandbox:
         app.router.add_route("*", API_PREFIX, self._dispatcher.handle)
         app.router.add_route("*", API_PREFIX + "/{tail:.*}", self._dispatcher.handle)
         WebPages(self.state).register(app.router)
+
+        async def stop_webhooks(app: web.Application) -> None:
+            await self.webhooks.close()
+
+        app.on_cleanup.append(stop_webhooks)
         return app
+
+    def add_webhook(self, url: str, *, secret: str | None) -> WebhookTarget:
+        """Deliver ``issue_comment`` events to ``url``, signed with ``secret``."""
+        return self.webhooks.add(WebhookTarget(url=url, secret=secret))
+
+    def remove_webhook(self, target: WebhookTarget) -> None:
+        """Stop delivering to a webhook target."""
+        self.webhooks.remove(target)
+
+    @property
+    def deliveries(self) -> list[WebhookDelivery]:
+        """Return every webhook delivery attempted so far, oldest first."""
+        return self.webhooks.deliveries
+
+    async def redeliver(self, delivery_id: str) -> WebhookDelivery:
+        """Send a recorded webhook delivery again with the same id (a duplicate delivery)."""
+        return await self.webhooks.redeliver(delivery_id)
+
+    async def drain_webhooks(self) -> None:
+        """Wait until every queued webhook delivery has been attempted."""
+        await self.webhooks.drain()
 
     def inject_fault(
         self,
@@ -145,6 +174,7 @@ async def start_sandbox(
     bound_host, bound_port = runner.addresses[0][:2]
     shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
     web_url = f"http://{shown}:{bound_port}"
+    sandbox.webhooks.origin = web_url
     return RunningSandbox(
         sandbox=sandbox, api_url=f"{web_url}{API_PREFIX}", web_url=web_url, runner=runner
     )

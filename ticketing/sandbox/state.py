@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Literal
 
 from .config import SandboxConfig, SandboxUser
-from .store import Author, RepoRow, SandboxStore
+from .store import Author, CommentRow, RepoRow, SandboxStore
 from .timestamps import to_epoch
+
+
+@dataclass(frozen=True)
+class CommentChange:
+    """A comment was created, edited or deleted by ``actor`` (what webhooks report)."""
+
+    action: Literal["created", "edited", "deleted"]
+    comment: CommentRow
+    actor: SandboxUser
+    previous_body: str | None = None
 
 
 class SandboxState:
@@ -19,6 +31,8 @@ class SandboxState:
         """Register the configured users and make sure the configured repositories exist."""
         self.store = store
         self._clock = clock
+        # Called after each comment change, in the request's task (webhook delivery).
+        self.comment_listeners: list[Callable[[CommentChange], None]] = []
         self._by_login: dict[str, SandboxUser] = {}
         self._by_token: dict[str, SandboxUser] = {}
         for user in config.users:
@@ -31,6 +45,11 @@ class SandboxState:
     def now(self) -> int:
         """Return the sandbox clock's time in whole epoch seconds."""
         return to_epoch(self._clock())
+
+    def comment_changed(self, change: CommentChange) -> None:
+        """Tell every listener that a comment changed."""
+        for listener in self.comment_listeners:
+            listener(change)
 
     def add_user(self, user: SandboxUser) -> None:
         """Register a user, replacing any earlier user with the same login."""
