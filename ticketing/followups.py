@@ -1,0 +1,355 @@
+"""The durable GitHub write queue: labels, replies, closing, locking and reactions.
+
+Every write is a row in the store's ``write_queue`` table *before* anything is sent, so a
+crash (even ``kill -9``) loses none of them: the next start resumes whatever is left. One
+background worker sends due writes oldest first through :class:`GitHubClient`, which paces
+content creation with its WriteThrottle and retries briefly on its own.
+
+A write goes through these steps:
+
+1. **claim**: ``attempts`` is raised and ``not_before`` moved to the back-off for the next
+   attempt, in one transaction, before the request goes out. A process that dies while
+   sending therefore leaves a row that says "this may have been sent", due again later.
+2. **send**: a comment whose row says it may have been sent is first looked for among the
+   issue's newest comments (same body), so a crash between "sent" and "marked done" never
+   posts it twice. Labels, closing, locking and reactions are idempotent on GitHub.
+3. **settle**: done; or, on GitHubUnavailable (rate limit, 5xx, unreachable), the whole
+   queue pauses for ``max(retry_after, back-off)``: GitHub's limits and outages are per
+   token, not per write, and pausing everything keeps each issue's writes in order. After
+   ``max_attempts`` tries, or at once on a permanent GitHubError (a 404, a 403 that is no
+   rate limit), the write is abandoned: the reason is recorded in its row and logged.
+
+A write that follows a change of ticket state (labelled answered, closed once delivered,
+the expiry notice) is queued *before* that change is committed, with a :class:`Guard`:
+it is sent only if the ticket is then in the expected state. A crash between the two
+commits therefore neither loses the write nor sends it for a change that never happened,
+and the caller cancels it at once when the change does not take place.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from .errors import GitHubError, GitHubUnavailable
+from .github_client import GitHubClient
+from .store import QueuedWrite, TicketState, TicketStore
+
+log = logging.getLogger(__name__)
+
+# With writes waiting but none due, look again at least this often (seconds of real time):
+# the clock is injected, and a test may move it past a back-off while the worker sleeps.
+_RECHECK = 1.0
+
+
+class WriteKind(StrEnum):
+    """What a queued write does on GitHub."""
+
+    COMMENT = "comment"
+    SET_LABELS = "set_labels"
+    CLOSE = "close"
+    LOCK = "lock"
+    REACT = "react"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Send a write only if, when its turn comes, its ticket is in one of ``states``."""
+
+    ticket_id: int
+    states: frozenset[TicketState]
+
+    @classmethod
+    def ticket_in(cls, ticket_id: int, states: Collection[TicketState]) -> Guard:
+        """Return a guard on ticket ``ticket_id`` being in one of ``states``."""
+        return cls(ticket_id=ticket_id, states=frozenset(states))
+
+
+class _Unsendable(Exception):
+    """A queued row this version cannot send (unknown kind, malformed payload)."""
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WriteQueue:
+    """Persist GitHub bookkeeping writes, then send them in the background, exactly once."""
+
+    def __init__(
+        self,
+        *,
+        store: TicketStore,
+        github: GitHubClient,
+        clock: Callable[[], datetime] = _utc_now,
+        max_attempts: int = 12,
+        first_backoff: float = 2.0,
+        max_backoff: float = 900.0,
+        stop_grace: float = 3.0,
+    ) -> None:
+        self._store = store
+        self._github = github
+        self._clock = clock
+        self._max_attempts = max_attempts
+        self._first_backoff = first_backoff
+        self._max_backoff = max_backoff
+        self._stop_grace = stop_grace
+        self._resume_at: datetime | None = None
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task[None] | None = None
+
+    # --- life cycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the background worker; writes left by an earlier run are sent first."""
+        left = self._store.pending_writes()
+        if left:
+            log.info("resuming %d queued GitHub write(s) from an earlier run", left)
+        self._stopping = False
+        self._task = asyncio.create_task(self._work(), name="ticketproxy-write-queue")
+
+    async def stop(self) -> None:
+        """Send what is due now (briefly), then stop; the rest waits for the next start."""
+        if self._task is None:
+            return
+        self._stopping = True
+        self._wake.set()
+        try:
+            # On timeout wait_for cancels the worker; a write it was sending is claimed,
+            # so the next start re-checks before repeating it.
+            await asyncio.wait_for(self._task, timeout=self._stop_grace)
+        except TimeoutError:
+            log.warning("stopped with GitHub writes still in flight; they resume at next start")
+        finally:
+            self._task = None
+            self._idle.set()
+
+    async def drain(self) -> None:
+        """Wait until every queued write is sent or abandoned (the worker must be running)."""
+        while self._store.pending_writes() > 0:
+            if self._task is None or self._task.done():
+                raise RuntimeError("the GitHub write queue is not running: start() it first")
+            self._idle.clear()
+            self._wake.set()
+            await self._idle.wait()
+
+    @property
+    def depth(self) -> int:
+        """Return how many writes are not yet sent or abandoned."""
+        return self._store.pending_writes()
+
+    # --- the writes the desk asks for ------------------------------------------------------
+
+    def comment(
+        self,
+        number: int,
+        body: str,
+        *,
+        request_id: str | None = None,
+        only_if: Guard | None = None,
+    ) -> int:
+        """Queue a comment on issue ``number``; return the write's id."""
+        return self._enqueue(WriteKind.COMMENT, number, {"body": body}, request_id, only_if)
+
+    def set_labels(
+        self,
+        number: int,
+        labels: Sequence[str],
+        *,
+        request_id: str | None = None,
+        only_if: Guard | None = None,
+    ) -> int:
+        """Queue replacing the labels of issue ``number``; return the write's id."""
+        payload = {"labels": list(labels)}
+        return self._enqueue(WriteKind.SET_LABELS, number, payload, request_id, only_if)
+
+    def close(
+        self, number: int, *, request_id: str | None = None, only_if: Guard | None = None
+    ) -> int:
+        """Queue closing issue ``number`` as completed; return the write's id."""
+        return self._enqueue(WriteKind.CLOSE, number, {}, request_id, only_if)
+
+    def lock(self, number: int, *, request_id: str | None = None) -> int:
+        """Queue locking issue ``number`` to collaborators; return the write's id."""
+        return self._enqueue(WriteKind.LOCK, number, {}, request_id, None)
+
+    def react(
+        self, number: int, comment_id: int, content: str, *, request_id: str | None = None
+    ) -> int:
+        """Queue a reaction (``eyes``, ``+1`` …) on a comment of issue ``number``."""
+        payload = {"comment_id": comment_id, "content": content}
+        return self._enqueue(WriteKind.REACT, number, payload, request_id, None)
+
+    def cancel(self, write_id: int, reason: str) -> None:
+        """Drop a write queued in this same step (before any await), recording why."""
+        # Only safe before the worker can have picked the write up, hence "this same step".
+        self._store.finish_write(write_id, now=self._clock(), failure=f"cancelled: {reason}")
+
+    def _enqueue(
+        self,
+        kind: WriteKind,
+        number: int,
+        payload: dict[str, Any],
+        request_id: str | None,
+        only_if: Guard | None,
+    ) -> int:
+        if request_id is not None:
+            # Only for log lines: a write about a request names it.
+            payload = {**payload, "request_id": request_id}
+        if only_if is not None:
+            payload = {
+                **payload,
+                "only_if": {
+                    "ticket_id": only_if.ticket_id,
+                    "states": sorted(only_if.states),
+                },
+            }
+        write_id = self._store.enqueue_write(
+            kind,
+            issue_number=number,
+            payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
+            now=self._clock(),
+        )
+        self._idle.clear()
+        self._wake.set()
+        return write_id
+
+    # --- sending ---------------------------------------------------------------------------
+
+    def _backoff(self, attempt: int) -> float:
+        return float(min(self._first_backoff * 2 ** (attempt - 1), self._max_backoff))
+
+    async def send_due(self) -> int:
+        """Send every write that is due now, oldest first; return how many were tried."""
+        tried = 0
+        while True:
+            now = self._clock()
+            if self._resume_at is not None and now < self._resume_at:
+                return tried
+            batch = self._store.due_writes(now=now)
+            if not batch:
+                return tried
+            for write in batch:
+                await self._send(write)
+                tried += 1
+                if self._resume_at is not None and self._clock() < self._resume_at:
+                    return tried
+
+    async def _send(self, write: QueuedWrite) -> None:
+        what = _describe(write)
+        try:
+            data = json.loads(write.payload)
+            skip = self._guard_fails(data.get("only_if"))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            self._abandon(write, what, f"malformed queued write: {type(exc).__name__}: {exc}")
+            return
+        if skip is not None:
+            self._store.finish_write(write.id, now=self._clock(), failure=f"skipped: {skip}")
+            log.info("%s skipped: %s", what, skip)
+            return
+        if write.attempts >= self._max_attempts:
+            self._abandon(write, what, f"gave up after {write.attempts} attempts")
+            return
+        attempt = write.attempts + 1
+        backoff = self._backoff(attempt)
+        now = self._clock()
+        # Claim before sending: should the process die mid-request, the row says the write
+        # may have gone out, and is due again after the back-off.
+        self._store.defer_write(write.id, until=now + timedelta(seconds=backoff))
+        try:
+            await self._perform(write, data, might_have_sent=write.attempts > 0)
+        except GitHubUnavailable as exc:
+            if attempt >= self._max_attempts:
+                self._abandon(write, what, f"gave up after {attempt} attempts: {exc}")
+                return
+            wait = max(exc.retry_after, backoff)
+            self._resume_at = self._clock() + timedelta(seconds=wait)
+            log.warning("%s deferred %.0fs (attempt %d): %s", what, wait, attempt, exc)
+        except GitHubError as exc:
+            self._abandon(write, what, str(exc))
+        except _Unsendable as exc:
+            self._abandon(write, what, str(exc))
+        else:
+            self._store.finish_write(write.id, now=self._clock())
+            log.debug("%s sent", what)
+
+    def _guard_fails(self, guard: Any) -> str | None:
+        """Return why a guarded write must not be sent, or None to send it."""
+        if guard is None:
+            return None
+        ticket_id = int(guard["ticket_id"])
+        ticket = self._store.get_ticket(ticket_id)
+        if ticket is None:
+            return f"ticket {ticket_id} does not exist"
+        if ticket.state.value not in guard["states"]:
+            return f"ticket {ticket_id} is {ticket.state.value}, not {'/'.join(guard['states'])}"
+        return None
+
+    async def _perform(
+        self, write: QueuedWrite, data: dict[str, Any], *, might_have_sent: bool
+    ) -> None:
+        try:
+            number = write.issue_number
+            if write.kind == WriteKind.COMMENT:
+                body = str(data["body"])
+                await self._github.post_comment(number, body, might_have_sent=might_have_sent)
+            elif write.kind == WriteKind.SET_LABELS:
+                await self._github.set_labels(number, [str(label) for label in data["labels"]])
+            elif write.kind == WriteKind.CLOSE:
+                await self._github.close_issue(number)
+            elif write.kind == WriteKind.LOCK:
+                await self._github.lock_issue(number)
+            elif write.kind == WriteKind.REACT:
+                await self._github.react(int(data["comment_id"]), str(data["content"]))
+            else:
+                raise _Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
+        except (ValueError, KeyError, TypeError) as exc:
+            raise _Unsendable(f"malformed queued write: {type(exc).__name__}: {exc}") from exc
+
+    def _abandon(self, write: QueuedWrite, what: str, reason: str) -> None:
+        self._store.finish_write(write.id, now=self._clock(), failure=reason)
+        log.error("%s abandoned: %s", what, reason)
+
+    # --- the worker --------------------------------------------------------------------------
+
+    async def _work(self) -> None:
+        while True:
+            try:
+                await self.send_due()
+            except Exception:
+                # A full disk or a bug must not end the worker: nothing else sends the writes.
+                log.exception("the GitHub write queue failed unexpectedly")
+                self._resume_at = self._clock() + timedelta(seconds=self._first_backoff)
+            if self._stopping:
+                return
+            if self._store.pending_writes() == 0:
+                self._idle.set()
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout=self._next_check())
+
+    def _next_check(self) -> float | None:
+        due = self._store.next_write_due()
+        if due is None:
+            return None
+        if self._resume_at is not None:
+            due = max(due, self._resume_at)
+        return min(max((due - self._clock()).total_seconds(), 0.0), _RECHECK)
+
+
+def _describe(write: QueuedWrite) -> str:
+    try:
+        request_id = json.loads(write.payload).get("request_id")
+    except (ValueError, AttributeError):
+        request_id = None
+    prefix = f"request_id={request_id} " if request_id else ""
+    return f"{prefix}GitHub write {write.id} ({write.kind} on issue #{write.issue_number})"
