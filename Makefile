@@ -33,8 +33,16 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
+# Every benchmark runs, even after one misses its target; the target fails at the end.
+BENCHES := poll_cost concurrent_waits answer_latency retry_throughput creation_budget
+
 bench: $(STAMP)
-	$(BIN)/python -m bench.poll_cost
+	@failed=""; for name in $(BENCHES); do \
+		echo "== python -m bench.$$name"; \
+		$(BIN)/python -m bench.$$name || failed="$$failed $$name"; \
+		echo; \
+	done; \
+	if [ -n "$$failed" ]; then echo "bench: targets missed by:$$failed"; exit 1; fi
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,144 @@
+"""Logging set-up: plain text or JSON lines, each line about a request carrying its id.
+
+``TICKETPROXY_LOG_FORMAT=json`` writes one JSON object per line with ``ts``, ``level``,
+``logger``, ``message`` and, when the line was logged while serving a request,
+``request_id`` (plus ``exc_info`` for a traceback). The id comes from a context variable
+that the ``request_ids`` middleware sets, so every line logged by a handler, or by a task it
+starts, carries the id without each call having to pass it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Mapping
+from contextvars import ContextVar
+from datetime import UTC, datetime
+from typing import TextIO
+
+from .errors import ConfigError
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
+TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
+
+# The id of the request being served, if any; set by proxy.middleware.request_ids.
+current_request_id: ContextVar[str | None] = ContextVar("ticketproxy_request_id", default=None)
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamp each record with the id of the request being served (``None`` outside one)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Add ``record.request_id`` and let the record through."""
+        if getattr(record, "request_id", None) is None:
+            record.request_id = current_request_id.get()
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    """Format a record as one JSON line: ts, level, logger, message and request_id."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Return the record as a single-line JSON object."""
+        line: dict[str, object] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", None)
+        if request_id is not None:
+            line["request_id"] = request_id
+        if record.exc_info:
+            line["exc_info"] = self.formatException(record.exc_info)
+        elif record.exc_text:
+            line["exc_info"] = record.exc_text
+        if record.stack_info:
+            line["stack_info"] = self.formatStack(record.stack_info)
+        # ensure_ascii keeps each record on one line whatever the message holds.
+        return json.dumps(line, ensure_ascii=True, default=str)
+
+
+class TextFormatter(logging.Formatter):
+    """The classic text line, with ``request_id=…`` appended when the message lacks it."""
+
+    def __init__(self) -> None:
+        """Use the text layout ticketproxy has always printed."""
+        super().__init__(TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Return the text line for ``record``."""
+        text = super().format(record)
+        request_id = getattr(record, "request_id", None)
+        # Many messages already name their request; say it once.
+        if request_id is not None and request_id not in record.getMessage():
+            first, newline, rest = text.partition("\n")
+            text = f"{first} request_id={request_id}{newline}{rest}"
+        return text
+
+
+class _StderrHandler(logging.StreamHandler[TextIO]):
+    """Write to whatever ``sys.stderr`` is at the time of each record (it may be replaced)."""
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self) -> TextIO:  # type: ignore[override]
+        """Return the current standard error."""
+        return sys.stderr
+
+
+def log_settings(environ: Mapping[str, str]) -> tuple[str, str]:
+    """Return the (level, format) the environment asks for, or raise ConfigError naming it."""
+    raw_level = environ.get("TICKETPROXY_LOG_LEVEL", "")
+    level = raw_level.strip().upper() or "INFO"
+    if level not in LOG_LEVELS:
+        raise ConfigError(
+            f"TICKETPROXY_LOG_LEVEL={raw_level!r} is not a log level: "
+            f"use one of {', '.join(LOG_LEVELS)}"
+        )
+    raw_format = environ.get("TICKETPROXY_LOG_FORMAT", "")
+    form = raw_format.strip().lower() or "text"
+    if form not in LOG_FORMATS:
+        raise ConfigError(
+            f"TICKETPROXY_LOG_FORMAT={raw_format!r} is not a log format: use text or json"
+        )
+    return level, form
+
+
+def make_handler(form: str, *, stream: TextIO | None = None) -> logging.Handler:
+    """Return a handler writing ``form`` ("text" or "json") lines, stamped with request ids."""
+    handler: logging.Handler = _StderrHandler() if stream is None else logging.StreamHandler(stream)
+    handler.setFormatter(JsonFormatter() if form == "json" else TextFormatter())
+    handler.addFilter(RequestIdFilter())
+    return handler
+
+
+def configure_logging(
+    environ: Mapping[str, str],
+    *,
+    logger: logging.Logger | None = None,
+    stream: TextIO | None = None,
+) -> logging.Handler | None:
+    """Set up logging from ``TICKETPROXY_LOG_LEVEL`` and ``TICKETPROXY_LOG_FORMAT``.
+
+    Installs one handler on ``logger`` (default: the root logger), replacing any that an
+    earlier call installed, and returns it. Like ``logging.basicConfig``, it leaves a root
+    logger that someone else already configured alone and returns None; the settings are
+    checked either way.
+    """
+    level, form = log_settings(environ)
+    target = logger if logger is not None else logging.getLogger()
+    # A handler carrying our filter is one an earlier call installed.
+    ours = [h for h in target.handlers if any(isinstance(f, RequestIdFilter) for f in h.filters)]
+    if logger is None and len(ours) != len(target.handlers):
+        return None
+    for old in ours:
+        target.removeHandler(old)
+    handler = make_handler(form, stream=stream)
+    target.addHandler(handler)
+    target.setLevel(level)
+    return handler
