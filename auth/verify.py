@@ -30,6 +30,7 @@ from auth.roles import ROLE_FOR_ACT, Act
 _KID_SHAPE_RE = re.compile(r"[A-Za-z0-9_-]{43}")  # an RFC 7638 SHA-256 thumbprint
 _MAX_TIMESTAMP = 253402300799  # 9999-12-31T23:59:59Z, the last second datetime can hold
 _MAX_JTI_LENGTH = 256
+MAX_COMMENT_CHARS = 65_536
 _ACT_VALUES = frozenset(act.value for act in Act)
 
 # PyJWT checks the signature only: the time checks use the injected clock, never the
@@ -148,6 +149,11 @@ def verify_comment(
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be an aware datetime, such as datetime.now(UTC)")
+    if len(body) > MAX_COMMENT_CHARS:
+        # GitHub stores at most 65,536 characters; anything longer did not come from it.
+        return _malformed(
+            f"The comment is longer than GitHub allows ({MAX_COMMENT_CHARS} characters)."
+        )
     try:
         body.encode("utf-8")
         text, token = split_signed_comment(body)

@@ -13,9 +13,11 @@ from datetime import datetime, timedelta
 
 from aiohttp import web
 
+from auth.policy import ReviewPolicy
 from ticketing.desk import Desk, DeskSettings, KeyringSource, utc_now
 from ticketing.github_client import GITHUB_API_URL, GitHubClient
 from ticketing.store import TicketStore
+from ticketing.throttle import WriteThrottle
 
 from .handlers import (
     DESK,
@@ -23,14 +25,16 @@ from .handlers import (
     SETTINGS,
     chat_completions,
     get_model,
-    healthz,
     legacy_completions,
     list_models,
 )
+from .health import healthz, readyz
+from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
 from .routing import RouteTable, load_routes
 from .settings import Settings
 from .upstream import upstream_session
+from .webhook import WEBHOOK_PATH, github_webhook
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +67,12 @@ def create_app(
             else load_routes(settings.routes_path, environ or {})
         )
     app[ROUTES] = routes
+    # Loaded now, so a bad policy file stops the start with its name and the fix.
+    policy = (
+        ReviewPolicy.default()
+        if settings.review_policy_path is None
+        else ReviewPolicy.load(settings.review_policy_path)
+    )
 
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -71,6 +81,11 @@ def create_app(
             api_url=settings.github_api_url or GITHUB_API_URL,
             token=settings.github_token,
             repo=settings.github_repo,
+            throttle=WriteThrottle(
+                per_minute=settings.writes_per_minute,
+                per_hour=settings.writes_per_hour,
+                sleep=sleep,
+            ),
             sleep=sleep,
         )
         desk = Desk(
@@ -82,6 +97,7 @@ def create_app(
                 poll_interval=settings.poll_interval,
                 max_wait=timedelta(seconds=settings.max_wait),
                 lock_issues=settings.lock_issues,
+                policy=policy,
             ),
             bot_login=bot_login,
             clock=clock,
@@ -107,4 +123,7 @@ def create_app(
     app.router.add_post("/v1/completions", legacy_completions)
     app.router.add_post("/completions", legacy_completions)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    install_metrics(app)
+    app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app

@@ -1,10 +1,11 @@
-"""The ``ticketproxy`` command: serve, run the GitHub sandbox, make keys, sign and answer."""
+"""The ``ticketproxy`` command: serve, run the GitHub sandbox, make keys, sign, answer, review."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import json
 import logging
 import math
 import os
@@ -12,20 +13,31 @@ import re
 import shlex
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+import unicodedata
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlparse
 
 from aiohttp import web
 
+from auth.audit import AuditComment, PendingAnswer, TicketAudit, audit_issue, pending_answer
 from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
-from auth.keys import generate_signing_key, load_signing_key, write_signing_key
+from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
+from auth.logins import same_login
+from auth.policy import ReviewPolicy, commands_in, decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from ticketing.errors import GitHubError, TicketingError
-from ticketing.github_client import GITHUB_API_URL, post_comment_once
+from ticketing.github_client import (
+    GITHUB_API_URL,
+    Comment,
+    IssueHistory,
+    fetch_issue_once,
+    fetch_tickets_once,
+    post_comment_once,
+)
 from ticketing.sandbox import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 
 from .app import create_app
@@ -36,7 +48,8 @@ from .embedded import (
     loopback_url,
     start_embedded_github,
 )
-from .errors import ConfigError, ProxyError
+from .errors import ProxyError
+from .logs import configure_logging
 from .settings import Settings
 
 log = logging.getLogger("ticketproxy")
@@ -46,8 +59,11 @@ log = logging.getLogger("ticketproxy")
 _PATH_VARIABLES = ("TICKETPROXY_DATA_DIR", "TICKETPROXY_KEYRING")
 # A token in the environment means "use real GitHub" to serve, but the sandbox has its own.
 _TOKEN_VARIABLES = ("TICKETPROXY_GITHUB_TOKEN", "GITHUB_TOKEN")
-_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 _ISSUE_NUMBER_RE = re.compile(r"[1-9][0-9]*")
+_REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+# Characters a terminal does not show as themselves (escapes, bidi overrides, zero-width
+# joiners): shown as \uXXXX, so an answer cannot hide what a reviewer approves.
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
 
 
 def _seconds(raw: str) -> float:
@@ -109,7 +125,43 @@ def _parser() -> argparse.ArgumentParser:
     answer.add_argument(
         "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
     )
+
+    approve = commands.add_parser(
+        "approve", help="show the answer awaiting review, then sign and post your approval"
+    )
+    _review_arguments(approve)
+    approve.add_argument("--note", help="a note to post with the approval")
+    reject = commands.add_parser(
+        "reject", help="show the answer awaiting review, then sign and post your rejection"
+    )
+    _review_arguments(reject)
+    reject.add_argument("--reason", required=True, help="why the answer must not be released")
+
+    audit = commands.add_parser(
+        "audit", help="re-verify answered tickets offline; exit 1 on any mismatch"
+    )
+    target = audit.add_mutually_exclusive_group(required=True)
+    target.add_argument("issue_url", nargs="?", help="one ticket's issue URL")
+    target.add_argument("--repo", help="OWNER/REPO: audit every issue labelled ticketproxy")
+    audit.add_argument("--keyring", type=Path, help="keyring file, with revoked keys kept")
+    audit.add_argument("--policy", type=Path, help="review policy file (default: the packaged one)")
+    audit.add_argument("--bot", help="login of the ticketproxy bot (default: each issue's author)")
+    audit.add_argument("--json", action="store_true", help="print one JSON object per ticket")
+    audit.add_argument("--token", help="a GitHub token (default: $GITHUB_TOKEN)")
+    audit.add_argument("--api-url", help="GitHub API URL (default: from the issue URL, or GitHub)")
     return parser
+
+
+def _review_arguments(command: argparse.ArgumentParser) -> None:
+    command.add_argument("issue_url", help="the ticket's issue URL")
+    command.add_argument("--key", type=Path, required=True, help="your private key file")
+    command.add_argument("--token", help="your GitHub token (default: $GITHUB_TOKEN)")
+    command.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
+    command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    command.add_argument("--policy", type=Path, help="review policy to show findings with")
+    command.add_argument(
+        "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
+    )
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -117,7 +169,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = _parser().parse_args(argv)
     env = os.environ if environ is None else environ
     try:
-        _configure_logging(env)
+        configure_logging(env)
         if args.command == "serve":
             settings = Settings.from_env(env).with_listen(args.host, args.port)
             settings.check_exposure()
@@ -130,20 +182,14 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             sys.stdout.write(_signed_text(args.key, args.ticket, _read(args.file), args) + "\n")
         elif args.command == "answer":
             _answer(args, env)
+        elif args.command in {"approve", "reject"}:
+            return _review(args, env, Act(args.command))
+        elif args.command == "audit":
+            return _audit(args, env)
     except (ProxyError, AuthError, TicketingError, OSError) as exc:
         print(f"ticketproxy: error: {exc}", file=sys.stderr)
         return 2
     return 0
-
-
-def _configure_logging(env: Mapping[str, str]) -> None:
-    level = env.get("TICKETPROXY_LOG_LEVEL", "INFO").strip().upper() or "INFO"
-    if level not in _LOG_LEVELS:
-        raise ConfigError(
-            f"TICKETPROXY_LOG_LEVEL={env['TICKETPROXY_LOG_LEVEL']!r} is not a log level: "
-            f"use one of {', '.join(_LOG_LEVELS)}"
-        )
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s %(message)s")
 
 
 def _only(env: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
@@ -343,10 +389,18 @@ def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
     body = _signed_text(args.key, f"{repo}#{number}", _read(args.file), args)
-    try:
+    with _editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
+    print(f"signed answer posted: {url}")
+
+
+@contextlib.contextmanager
+def _editor_errors(api_url: str, what: str) -> Iterator[None]:
+    """Say what a person running the CLI can do about GitHub's 401 and 404."""
+    try:
+        yield
     except GitHubError as exc:
-        # The shared messages speak to the server's operator (TICKETPROXY_*); this is an editor.
+        # The shared messages speak to the server's operator (TICKETPROXY_*); this is a user.
         if exc.status == 401:
             raise ProxyError(
                 f"GitHub at {api_url} rejected your token (401 Bad credentials): pass your own "
@@ -354,8 +408,195 @@ def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
             ) from None
         if exc.status == 404:
             raise ProxyError(
-                f"issue {repo}#{number} was not found at {api_url} (404): check the issue URL "
+                f"{what} was not found at {api_url} (404): check the URL "
                 "and that your token (GITHUB_TOKEN or --token) can see the repository"
             ) from None
         raise
-    print(f"signed answer posted: {url}")
+
+
+# --- review: approve, reject, audit -------------------------------------------------------
+
+
+def _audit_comments(history: IssueHistory) -> tuple[AuditComment, ...]:
+    return tuple(_audit_comment(comment) for comment in history.comments)
+
+
+def _audit_comment(comment: Comment) -> AuditComment:
+    return AuditComment(
+        id=comment.id,
+        author_login=comment.author_login,
+        author_id=comment.author_id,
+        body=comment.body,
+        created_at=comment.created_at,
+        updated_at=comment.updated_at,
+        url=comment.url,
+    )
+
+
+def _shown(text: str) -> str:
+    """Return text with every character a terminal would hide or act on made visible."""
+    return "".join(
+        f"\\u{ord(char):04x}"
+        if char not in "\n\t" and unicodedata.category(char) in _HIDDEN_CATEGORIES
+        else char
+        for char in text
+    )
+
+
+def _review(args: argparse.Namespace, env: Mapping[str, str], act: Act) -> int:
+    api_url, repo, number = parse_issue_url(args.issue_url)
+    api_url = args.api_url or api_url
+    token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
+    if not token:
+        raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
+    if act is Act.REJECT and not args.reason.strip():
+        raise ProxyError("--reason is empty: say why the answer must not be released")
+    key = load_signing_key(args.key)
+    policy = ReviewPolicy.load(args.policy) if args.policy else ReviewPolicy.default()
+    ticket = f"{repo}#{number}"
+    with _editor_errors(api_url, f"issue {ticket}"):
+        history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+    pending = pending_answer(_audit_comments(history), bot_login=history.author_login)
+    if pending is None:
+        raise ProxyError(
+            f"no answer awaits review on {ticket}: no signed answer is on it, or the one the "
+            "bot asked to review was deleted"
+        )
+    print(_describe_pending(ticket, pending, policy))
+    if act is Act.APPROVE:
+        if pending.edited:
+            raise ProxyError(
+                "the answer was edited after the bot asked for review (its text no longer has "
+                f"sha256 {pending.digest}); do not approve it: ask for a new signed answer"
+            )
+        if same_login(key.login, pending.comment.author_login):
+            raise ProxyError(
+                f"you ({key.login}) wrote this answer; another reviewer must approve it"
+            )
+    verb = act.value
+    if not args.yes and not _confirmed(f"{verb.capitalize()} this answer as {key.login}? [y/N] "):
+        print(f"not {verb}d: nothing was posted")
+        return 1
+    body = _judgement(pending, key=key, ticket=ticket, act=act, args=args)
+    with _editor_errors(api_url, f"issue {ticket}"):
+        url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
+    print(f"signed {'approval' if act is Act.APPROVE else 'rejection'} posted: {url}")
+    return 0
+
+
+def _describe_pending(ticket: str, pending: PendingAnswer, policy: ReviewPolicy) -> str:
+    comment = pending.comment
+    origin = (
+        "the bot asked for review of"
+        if pending.requested
+        else "no review request from the bot; the newest signed answer is"
+    )
+    lines = [
+        f"On {ticket}, {origin} the answer by {comment.author_login}: {comment.url}",
+        f"sha256 {pending.digest}",
+        "--- answer ---",
+        *(f"| {line}" for line in pending.text.split("\n")),
+        "--- end of answer ---",
+    ]
+    commands = commands_in(pending.text, ())
+    if commands:
+        lines.append("Commands it makes the agent run:")
+        lines += [f"  {command.show()}" for command in commands]
+    else:
+        lines.append("It holds no command in JSON or a tool_call block.")
+    decision = decide(policy, commands)
+    lines.append(f"{policy.source}: {decision.required_approvals} approval(s) needed")
+    lines += [f"  - {f.rule}: {f.detail}" for f in decision.findings]
+    return _shown("\n".join(lines))
+
+
+def _confirmed(prompt: str) -> bool:
+    print(prompt, end="", flush=True)
+    answer = sys.stdin.readline()
+    return answer.strip().lower() in {"y", "yes"}
+
+
+def _judgement(
+    pending: PendingAnswer, *, key: SigningKey, ticket: str, act: Act, args: argparse.Namespace
+) -> str:
+    about = f"the answer {pending.comment.url} (sha256 {pending.digest})"
+    if act is Act.APPROVE:
+        note = args.note or f"Approved {about} after review."
+    else:
+        note = f"Rejected {about}: {args.reason.strip()}"
+    return sign_comment(
+        note,
+        ticket=ticket,
+        key=key,
+        now=datetime.now(UTC),
+        act=act,
+        ttl=timedelta(seconds=args.ttl),
+        judged_digest=pending.digest,
+    )
+
+
+def _audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    keyring_path = args.keyring or Settings.from_env(_only(env, _PATH_VARIABLES)).keyring_path
+    keyring = Keyring.load(keyring_path)
+    policy = ReviewPolicy.load(args.policy) if args.policy else ReviewPolicy.default()
+    token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_GITHUB_TOKEN")
+    if args.issue_url:
+        api_url, repo, number = parse_issue_url(args.issue_url)
+        api_url = args.api_url or api_url
+        with _editor_errors(api_url, f"issue {repo}#{number}"):
+            issues: Sequence[IssueHistory] = (
+                fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number),
+            )
+    else:
+        repo, api_url = args.repo, args.api_url or GITHUB_API_URL
+        if _REPO_RE.fullmatch(repo) is None:
+            raise ProxyError(f"--repo {repo!r} is not OWNER/REPO")
+        with _editor_errors(api_url, f"repository {repo}"):
+            issues = fetch_tickets_once(api_url=api_url, token=token, repo=repo)
+    mismatches = 0
+    for issue in issues:
+        result = audit_issue(
+            f"{repo}#{issue.number}",
+            _audit_comments(issue),
+            keyring_history=keyring,
+            bot_login=args.bot or issue.author_login,
+            policy=policy,
+        )
+        mismatches += result.verdict == "mismatch"
+        if args.json:
+            print(json.dumps({**result.to_json(), "issue_url": issue.url}, ensure_ascii=False))
+        else:
+            print(_shown(_audit_text(result, issue)))
+    if not args.json:
+        print(f"{len(issues)} ticket(s) audited, {mismatches} mismatch(es)")
+    return 1 if mismatches else 0
+
+
+def _audit_text(result: TicketAudit, issue: IssueHistory) -> str:
+    def when(value: datetime) -> str:
+        return f"{value.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+    lines = [f"{result.ticket}: {result.verdict} ({issue.url})"]
+    if result.answer is not None:
+        a = result.answer
+        lines.append(
+            f"  answered by {a.signer} (key {a.kid}, jti {a.jti}) signed {when(a.signed_at)}, "
+            f"posted {when(a.posted_at)}: {a.comment_url}"
+        )
+    if result.released_at is not None:
+        lines.append(f"  delivery recorded by the bot at {when(result.released_at)}")
+    if result.required_approvals is not None:
+        lines.append(f"  approvals required by the review policy: {result.required_approvals}")
+    lines += [
+        f"  approved by {r.signer} (key {r.kid}, jti {r.jti}) at {when(r.posted_at)}: "
+        f"{r.comment_url}"
+        for r in result.approvals
+    ]
+    if result.rejection is not None:
+        r = result.rejection
+        lines.append(f"  rejected by {r.signer} (key {r.kid}) at {when(r.posted_at)}")
+    if result.verdict == "unanswered":
+        lines.append(f"  state {issue.state}, labels: {', '.join(issue.labels) or 'none'}")
+    lines += [f"  problem: {problem}" for problem in result.problems]
+    lines += [f"  note: {note}" for note in result.notes]
+    return "\n".join(lines)

@@ -15,6 +15,7 @@ from aiohttp.typedefs import Middleware
 from ticketing.errors import GitHubError, GitHubUnavailable
 
 from .errors import APIError, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, Unauthorized
+from .logs import current_request_id
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,12 @@ async def request_ids(request: web.Request, handler: Handler) -> web.StreamRespo
     """Give every request an id, returned in ``x-request-id`` and used in every log line."""
     request_id = f"req_{secrets.token_hex(12)}"
     request[REQUEST_ID] = request_id
-    response = await handler(request)
+    # Log lines written while serving (and by tasks started meanwhile) carry the id.
+    token = current_request_id.set(request_id)
+    try:
+        response = await handler(request)
+    finally:
+        current_request_id.reset(token)
     if not response.prepared:
         response.headers.setdefault("x-request-id", request_id)
     return response

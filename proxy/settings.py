@@ -34,8 +34,15 @@ class Settings:
     port: int = 8080
     sandbox_port: int = 8081
     lock_issues: bool = True
+    # ticketproxy's own pace for content creation, below GitHub's secondary limits.
+    writes_per_minute: float = 80.0
+    writes_per_hour: float = 500.0
     # TOML table of model routes (people or an upstream model) and aliases; see proxy.routing.
     routes_path: Path | None = None
+    # The secret of GitHub's issue_comment webhook; None turns POST /github/webhook off.
+    webhook_secret: str | None = field(default=None, repr=False)
+    # TOML review policy (which answers need reviewers); None means the shipped default.
+    review_policy_path: Path | None = None
 
     @property
     def embedded(self) -> bool:
@@ -76,8 +83,18 @@ class Settings:
                 environ.get("TICKETPROXY_SANDBOX_PORT") or "8081", "TICKETPROXY_SANDBOX_PORT"
             ),
             lock_issues=_bool(environ, "TICKETPROXY_LOCK_ISSUES", True),
+            writes_per_minute=_number(
+                environ, "TICKETPROXY_WRITES_PER_MINUTE", 80.0, low=1.0, unit="writes per minute"
+            ),
+            writes_per_hour=_number(
+                environ, "TICKETPROXY_WRITES_PER_HOUR", 500.0, low=1.0, unit="writes per hour"
+            ),
             routes_path=Path(environ["TICKETPROXY_ROUTES"])
             if environ.get("TICKETPROXY_ROUTES")
+            else None,
+            webhook_secret=_webhook_secret(environ.get("TICKETPROXY_WEBHOOK_SECRET")),
+            review_policy_path=Path(environ["TICKETPROXY_REVIEW_POLICY"])
+            if environ.get("TICKETPROXY_REVIEW_POLICY")
             else None,
         )
         return settings
@@ -141,6 +158,18 @@ def _keys(value: str) -> tuple[str, ...]:
                 "keys, e.g. from `python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
             )
     return keys
+
+
+def _webhook_secret(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if len(value) < 16:
+        raise ConfigError(
+            "TICKETPROXY_WEBHOOK_SECRET is shorter than 16 characters: use a long random secret, "
+            "e.g. from `python -c 'import secrets; print(secrets.token_hex(32))'`, and give the "
+            "same value to the GitHub webhook"
+        )
+    return value
 
 
 def _number(

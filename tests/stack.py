@@ -19,6 +19,7 @@ from aiohttp import web
 from github import Auth, Github
 from openai import AsyncOpenAI
 
+from auth.comment import text_digest
 from auth.keyring import add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Act, Role
@@ -26,7 +27,7 @@ from auth.sign import sign_comment
 from proxy.app import DESK, create_app
 from proxy.settings import Settings
 from ticketing.desk import Desk
-from ticketing.sandbox import RunningSandbox, SandboxConfig
+from ticketing.sandbox import RunningSandbox, SandboxConfig, WebhookTarget
 
 REPO = "acme/agents"
 CLIENT_KEY = "test-client-key-0123456789"
@@ -55,10 +56,16 @@ class Stack:
     clock: Clock
     tmp: Path
     clients: list[AsyncOpenAI] = field(default_factory=list)
+    webhook: WebhookTarget | None = None
 
     @property
     def desk(self) -> Desk:
         return self.runner.app[DESK]
+
+    @property
+    def webhook_url(self) -> str:
+        """Return the proxy's ``POST /github/webhook`` URL."""
+        return self.base_url.removesuffix("/v1") + "/github/webhook"
 
     def token(self, login: str) -> str:
         return next(u.token for u in self.config.users if u.login == login)
@@ -113,8 +120,12 @@ class Stack:
         act: Act = Act.ANSWER,
         now: datetime | None = None,
         ttl: timedelta = timedelta(hours=1),
+        judged: str | None = None,
     ) -> str:
-        """Return a comment body signed with ``signer``'s key for issue ``number``."""
+        """Return a comment body signed with ``signer``'s key for issue ``number``.
+
+        For an approval or rejection, ``judged`` is the answer text being judged.
+        """
         return sign_comment(
             text,
             ticket=ticket or f"{REPO}#{number}",
@@ -122,6 +133,7 @@ class Stack:
             now=now or self.clock(),
             act=act,
             ttl=ttl,
+            judged_digest=None if judged is None else text_digest(judged),
         )
 
     async def comment(self, number: int, body: str, *, author: str = "alice") -> Any:
@@ -147,6 +159,22 @@ class Stack:
 
         return await asyncio.to_thread(fetch)
 
+    async def bot_replies(
+        self, number: int, *, without: tuple[str, ...] = ("delivered",)
+    ) -> list[str]:
+        """Return the bot's comments on an issue, leaving out the kinds in ``without``.
+
+        By default the delivery record is left out, so tests count the bot's replies to
+        people (refusals, notices) only.
+        """
+        await self.desk.followups.drain()
+        return [
+            c.body
+            for c in await self.comments(number)
+            if c.user.login == "ticketproxy-bot"
+            and not any(f"<!-- ticketproxy:reply {kind} -->" in c.body for kind in without)
+        ]
+
     async def settle(self) -> None:
         """Poll once and finish every queued GitHub write."""
         await self.desk.poll_once()
@@ -162,7 +190,11 @@ def free_port() -> int:
 async def start_stack(
     sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, **overrides: Any
 ) -> Stack:
-    """Start a proxy against ``sandbox`` with keys for alice, bob (reviewer) and mallory."""
+    """Start a proxy against ``sandbox`` with keys for alice, bob (reviewer) and mallory.
+
+    With ``webhook_secret=...`` the proxy takes webhooks and the sandbox delivers its comment
+    events to it, signed with that secret (``deliver_webhooks=False`` to only configure it).
+    """
     keyring = tmp / "keyring.json"
     keys: dict[str, SigningKey] = {}
     users = {u.login: u for u in config.users}
@@ -180,6 +212,7 @@ async def start_stack(
             keys[login] = generate_signing_key(login=login)
             add_key_to_keyring(keyring, keys[login], roles=granted, user_id=users[login].id)
     clock = overrides.pop("clock", Clock())
+    deliver_webhooks = overrides.pop("deliver_webhooks", True)
     settings = Settings(
         github_repo=REPO,
         github_token=users["ticketproxy-bot"].token,
@@ -197,7 +230,7 @@ async def start_stack(
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
     host, port = runner.addresses[0][:2]
-    return Stack(
+    stack = Stack(
         sandbox=sandbox,
         config=config,
         settings=settings,
@@ -207,9 +240,16 @@ async def start_stack(
         clock=clock,
         tmp=tmp,
     )
+    if settings.webhook_secret is not None and deliver_webhooks:
+        stack.webhook = sandbox.sandbox.add_webhook(
+            stack.webhook_url, secret=settings.webhook_secret
+        )
+    return stack
 
 
 async def stop_stack(stack: Stack) -> None:
+    if stack.webhook is not None:
+        stack.sandbox.sandbox.remove_webhook(stack.webhook)
     for client in stack.clients:
         await client.close()
     await stack.runner.cleanup()

@@ -4,8 +4,9 @@ It opens one ticket per request key (a retry re-attaches), finds answers with th
 repo-wide comment poll, verifies each signed comment with :mod:`auth.verify`, commits the
 first valid answer before anyone is told about it, expires tickets nobody answered, and
 keeps GitHub's labels and state in step. Follow-up writes (labels, replies, closing)
-run in the background through :class:`FollowUps`, so a waiting client is never held up by
-GitHub bookkeeping.
+are stored in the durable :class:`~ticketing.followups.WriteQueue` and sent in the
+background, so a waiting client is never held up by GitHub bookkeeping and a crash loses
+none of them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -21,21 +23,44 @@ from pathlib import Path
 
 from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
+from auth.logins import same_login
+from auth.policy import Judgement, ReviewDecision, ReviewPolicy, commands_in, decide, tally_review
+from auth.roles import Act, Role
 from auth.verify import Accepted, RejectReason, VerifyLimits, verify_comment
 
 from .answers import Refusal, Release, prepare_release
 from .errors import GitHubUnavailable, TicketingError
-from .github_client import Comment, GitHubClient, format_github_time, parse_github_time
+from .followups import Guard, WriteQueue
+from .github_client import (
+    Comment,
+    GitHubClient,
+    format_github_time,
+    parse_github_time,
+    poll_delay,
+)
+from .redact import describe_redactions, redact_request
 from .render import render_ticket, request_marker
 from .replies import (
     is_bot_reply,
+    render_delivered_notice,
     render_expired_notice,
     render_late_answer_reply,
+    render_needs_review_notice,
     render_rejection_reply,
+    render_review_rejected_notice,
     render_unreleasable_reply,
 )
 from .request import ChatRequest, ToolCall
-from .store import PollCursor, StoredAnswer, Ticket, TicketState, TicketStore
+from .store import (
+    Candidate,
+    PollCursor,
+    StoredAnswer,
+    StoredJudgement,
+    Ticket,
+    TicketState,
+    TicketStore,
+)
+from .webhooks import CommentEvent
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +68,11 @@ LABEL = "ticketproxy"
 LABEL_AWAITING = "awaiting-answer"
 LABEL_ANSWERED = "answered"
 LABEL_EXPIRED = "expired"
+LABEL_NEEDS_REVIEW = "needs-review"
+_ANSWER = frozenset({Act.ANSWER})
+_JUDGING = frozenset({Act.APPROVE, Act.REJECT})
+# Webhooks count as arriving while the last one is at most this old.
+WEBHOOKS_FRESH_FOR = timedelta(minutes=10)
 
 
 def utc_now() -> datetime:
@@ -62,6 +92,10 @@ class DeskSettings:
     lock_issues: bool = True
     max_replies_per_ticket: int = 5
     verify_limits: VerifyLimits = field(default_factory=VerifyLimits)
+    # While webhooks arrive, poll this many times less often (the backstop).
+    webhook_backstop_factor: float = 6.0
+    # Which answers wait for security reviewers' signed approvals.
+    policy: ReviewPolicy = field(default_factory=ReviewPolicy.default)
 
 
 def encode_release(release: Release) -> str:
@@ -127,58 +161,6 @@ class KeyringSource:
         return self._keyring
 
 
-class FollowUps:
-    """Run GitHub bookkeeping writes one at a time in the background, retrying on back-off."""
-
-    def __init__(self, *, sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
-        self._queue: asyncio.Queue[tuple[str, Callable[[], Awaitable[object]]]] = asyncio.Queue()
-        self._sleep = sleep
-        self._task: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        """Start the background worker."""
-        self._task = asyncio.create_task(self._work(), name="ticketproxy-followups")
-
-    async def stop(self) -> None:
-        """Finish queued work briefly, then stop."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._queue.join(), timeout=5)
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-
-    def add(self, what: str, action: Callable[[], Awaitable[object]]) -> None:
-        """Queue one write."""
-        self._queue.put_nowait((what, action))
-
-    async def drain(self) -> None:
-        """Wait until every queued write is done."""
-        await self._queue.join()
-
-    @property
-    def depth(self) -> int:
-        """Return how many writes wait."""
-        return self._queue.qsize()
-
-    async def _work(self) -> None:
-        while True:
-            what, action = await self._queue.get()
-            try:
-                for attempt in range(5):
-                    try:
-                        await action()
-                        break
-                    except GitHubUnavailable as exc:
-                        log.warning("follow-up %r deferred %.0fs: %s", what, exc.retry_after, exc)
-                        await self._sleep(min(exc.retry_after, 60.0) * (attempt + 1))
-                    except TicketingError as exc:
-                        log.error("follow-up %r failed: %s", what, exc)
-                        break
-            finally:
-                self._queue.task_done()
-
-
 class Desk:
     """Open tickets, find and verify answers, and hand them to waiting requests."""
 
@@ -200,13 +182,17 @@ class Desk:
         self._keyring = keyring
         self._clock = clock
         self._sleep = sleep
-        self.followups = FollowUps(sleep=sleep)
+        self.followups = WriteQueue(store=store, github=github, clock=clock)
         self._events: dict[int, asyncio.Event] = {}
         self._key_locks: dict[str, asyncio.Lock] = {}
         self._wake = asyncio.Event()
         self._seen: dict[tuple[int, datetime], None] = {}
         self._poll_task: asyncio.Task[None] | None = None
         self.polls = 0
+        # Read by the proxy's metrics at scrape time (ticketing imports no metrics library).
+        self.answers_accepted = 0
+        self.answers_rejected: Counter[str] = Counter()
+        self.last_webhook_at: datetime | None = None
 
     # --- life cycle ----------------------------------------------------------------------
 
@@ -281,12 +267,17 @@ class Desk:
         # new ticket, which must never be matched to the old, expired issue.
         marked = replace(request, key=f"{request.key}{ticket.id:08x}")
         marker = request_marker(marked.key)
+        # Secrets in the prompt are not posted; the stored request keeps them, since
+        # answers are checked against what the agent really sent.
+        shown, redactions = redact_request(marked)
+        note = describe_redactions(redactions)
         rendered = render_ticket(
-            marked,
+            shown,
             request_id=ticket.request_id,
             created=ticket.created_at,
             deadline=ticket.deadline,
             repo=self.settings.repo,
+            notes=(note,) if note else (),
         )
         # A ticket still "creating" may already have its issue (a crash or a lost response
         # after GitHub created it): look before creating again.
@@ -333,28 +324,64 @@ class Desk:
         ticket = outcome.ticket
         if outcome.answer is None or ticket.issue_number is None:
             return
+        if outcome.answer.delivered_at is not None:
+            return  # a re-delivery (the client retried after a lost response)
+        # Queued before the delivery is committed and sent only once it is (see followups):
+        # a crash in between can neither lose the close nor close an undelivered ticket.
+        close = self.followups.close(
+            ticket.issue_number,
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
+        )
+        answer = outcome.answer
+        approvers = [
+            j.reviewer for j in self.store.judgements_for(answer.comment_id) if j.act == "approve"
+        ]
+        # The record of exactly which signed text the agent got, for `ticketproxy audit`.
+        notice = self.followups.comment(
+            ticket.issue_number,
+            render_delivered_notice(
+                comment_url=answer.comment_url,
+                signer=answer.signer,
+                kid=answer.kid,
+                delivered_at=self._clock(),
+                comment_id=answer.comment_id,
+                digest=answer.digest,
+                approvers=approvers,
+            ),
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
+        )
         if self.store.mark_delivered(ticket.id, now=self._clock()):
-            number = ticket.issue_number
             log.info("request_id=%s ticket %d delivered", ticket.request_id, ticket.id)
-            self.followups.add("close issue", lambda: self.github.close_issue(number))
+        else:
+            self.followups.cancel(notice, "delivered before")
+            self.followups.cancel(close, "delivered before")
 
     def expire(self, ticket: Ticket) -> None:
         """Expire a pending ticket past its deadline and say so on GitHub."""
+        writes: list[int] = []
+        number = ticket.issue_number
+        if number is not None:
+            # Queued before the expiry is committed, sent only once it is (see followups).
+            notice = render_expired_notice(
+                deadline=ticket.deadline, waited=ticket.deadline - ticket.created_at
+            )
+            guard = Guard.ticket_in(ticket.id, {TicketState.EXPIRED})
+            request_id = ticket.request_id
+            writes = [
+                self.followups.comment(number, notice, request_id=request_id, only_if=guard),
+                self.followups.set_labels(
+                    number, [LABEL, LABEL_EXPIRED], request_id=request_id, only_if=guard
+                ),
+                self.followups.close(number, request_id=request_id, only_if=guard),
+            ]
         if not self.store.expire(ticket.id, now=self._clock()):
+            for write in writes:
+                self.followups.cancel(write, "the ticket was no longer pending")
             return
         log.info("request_id=%s ticket %d expired", ticket.request_id, ticket.id)
         self._notify(ticket.id)
-        number = ticket.issue_number
-        if number is None:
-            return
-        notice = render_expired_notice(
-            deadline=ticket.deadline, waited=ticket.deadline - ticket.created_at
-        )
-        self.followups.add("expiry notice", lambda: self.github.post_comment(number, notice))
-        self.followups.add(
-            "label expired", lambda: self.github.set_labels(number, [LABEL, LABEL_EXPIRED])
-        )
-        self.followups.add("close expired", lambda: self.github.close_issue(number))
 
     def _notify(self, ticket_id: int) -> None:
         event = self._events.pop(ticket_id, None)
@@ -373,7 +400,13 @@ class Desk:
                     await self._wake.wait()
                     continue
                 await self.poll_once()
-                delay = self.settings.poll_interval
+                # As GitHub's primary budget runs low, poll less often (or not until reset).
+                delay = poll_delay(
+                    self._poll_delay(),
+                    self.github.rate_remaining,
+                    self.github.rate_limit,
+                    self.github.reset_in(now=self._clock()),
+                )
             except GitHubUnavailable as exc:
                 log.warning("poll deferred %.0fs: %s", exc.retry_after, exc)
                 delay = max(self.settings.poll_interval, exc.retry_after)
@@ -394,6 +427,42 @@ class Desk:
         for ticket in self.store.pending_tickets():
             if ticket.deadline <= now:
                 self.expire(ticket)
+
+    def _poll_delay(self) -> float:
+        last = self.last_webhook_at
+        if last is not None and self._clock() - last <= WEBHOOKS_FRESH_FOR:
+            # GitHub does not redeliver a failed delivery, so polling goes on as the source
+            # of truth, only less often while webhooks bring the news first.
+            return self.settings.poll_interval * self.settings.webhook_backstop_factor
+        return self.settings.poll_interval
+
+    async def receive_comment_event(self, event: CommentEvent) -> None:
+        """Act on a verified ``issue_comment`` webhook as on a polled comment."""
+        if event.repo.lower() != self.settings.repo.lower():
+            log.info("webhook for %s ignored: tickets live in %s", event.repo, self.settings.repo)
+            return
+        self.last_webhook_at = self._clock()
+        comment = event.comment
+        if event.action == "deleted":
+            ticket = self.store.ticket_for_issue(comment.issue_number)
+            answer = None if ticket is None else self.store.answer_for(ticket.id)
+            if ticket is not None and answer is not None and answer.comment_id == comment.id:
+                # The answer stays accepted (it was verified and may be delivered); the
+                # audit reports the deletion.
+                log.warning(
+                    "request_id=%s ticket %d: its accepted answer (comment %d by %s) was deleted",
+                    ticket.request_id,
+                    ticket.id,
+                    comment.id,
+                    comment.author_login,
+                )
+            return
+        # The same (id, updated_at) dedupe as the poll: a version seen both ways counts once.
+        version = (comment.id, comment.updated_at)
+        if version in self._seen:
+            return
+        self._seen[version] = None
+        await self._consider(comment)
 
     def poke(self) -> None:
         """Poll now instead of at the next interval (a webhook arrived, a test wants it)."""
@@ -440,9 +509,13 @@ class Desk:
         if ticket is None or TRAILER_PREFIX not in comment.body:
             # Not one of our tickets, or ordinary discussion: neither can answer.
             return
+        if ticket.state is TicketState.NEEDS_REVIEW:
+            self._judge(ticket, comment)
+            return
         if ticket.state is not TicketState.OPEN:
             answer = self.store.answer_for(ticket.id)
             if answer is None or answer.comment_id != comment.id:
+                self.answers_rejected["late"] += 1
                 self._reply_once(
                     ticket,
                     comment,
@@ -458,8 +531,19 @@ class Desk:
             keyring=self._keyring(),
             now=self._clock(),
             is_jti_used=self.store.is_jti_used,
+            acts=_ANSWER,
             limits=self.settings.verify_limits,
         )
+        if not isinstance(verdict, Accepted) and verdict.reason is RejectReason.WRONG_ACT:
+            # A signed approval or rejection, but no answer waits for review yet.
+            self._refuse(
+                ticket,
+                comment,
+                "early-judgement",
+                "no answer is waiting for review on this ticket; approvals and rejections"
+                " count only after the bot asks for a review",
+            )
+            return
         if isinstance(verdict, Accepted):
             stored = self.store.request_for(ticket.id)
             request = ChatRequest.from_json(stored) if stored else None
@@ -469,6 +553,7 @@ class Desk:
                 else Release(content=verdict.text, tool_calls=(), finish_reason="stop")
             )
             if isinstance(release, Refusal):
+                self.answers_rejected["unreleasable"] += 1
                 log.info(
                     "request_id=%s comment %d is signed but cannot be released: %s",
                     ticket.request_id,
@@ -486,8 +571,16 @@ class Desk:
                     ),
                 )
                 return
+            decision = decide(
+                self.settings.policy,
+                commands_in(release.content, [(c.name, c.arguments) for c in release.tool_calls]),
+            )
+            if decision.required_approvals > 0:
+                self._hold_for_review(ticket, comment, verdict, release, decision)
+                return
             self._accept(ticket, comment, verdict, release)
             return
+        self.answers_rejected[verdict.reason.value] += 1
         log.info(
             "request_id=%s comment %d by %s not accepted: %s (%s)",
             ticket.request_id,
@@ -522,8 +615,17 @@ class Desk:
             delivered_at=None,
             release=encode_release(release),
         )
+        # Queued before the answer is committed, sent only once it is (see followups).
+        label = self.followups.set_labels(
+            comment.issue_number,
+            [LABEL, LABEL_ANSWERED],
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}),
+        )
         if not self.store.accept_answer(stored):
+            self.followups.cancel(label, "the ticket was no longer open")
             return
+        self.answers_accepted += 1
         log.info(
             "request_id=%s ticket %d answered by %s (kid %s, comment %d)",
             ticket.request_id,
@@ -533,9 +635,217 @@ class Desk:
             comment.id,
         )
         self._notify(ticket.id)
+
+    # --- security review -------------------------------------------------------------------
+
+    def _hold_for_review(
+        self,
+        ticket: Ticket,
+        comment: Comment,
+        verdict: Accepted,
+        release: Release,
+        decision: ReviewDecision,
+    ) -> None:
+        """Keep a verified answer with risky commands from the agent until reviewers approve."""
         number = comment.issue_number
-        self.followups.add(
-            "label answered", lambda: self.github.set_labels(number, [LABEL, LABEL_ANSWERED])
+        candidate = Candidate(
+            ticket_id=ticket.id,
+            comment_id=comment.id,
+            comment_url=comment.url,
+            text=verdict.text,
+            signer=verdict.signer,
+            kid=verdict.kid,
+            jti=verdict.jti,
+            digest=verdict.digest,
+            release=encode_release(release),
+            required=decision.required_approvals,
+            posted_at=comment.created_at,
+            proposed_at=self._clock(),
+        )
+        commands = commands_in(release.content, [(c.name, c.arguments) for c in release.tool_calls])
+        reviewers = sorted(
+            login
+            for login in self._keyring().logins_with_role(Role.REVIEWER)
+            if not same_login(login, verdict.signer)
+        )
+        guard = Guard.ticket_in(
+            ticket.id, {TicketState.NEEDS_REVIEW, TicketState.ANSWERED, TicketState.DELIVERED}
+        )
+        writes = [
+            self.followups.set_labels(
+                number,
+                [LABEL, LABEL_NEEDS_REVIEW],
+                request_id=ticket.request_id,
+                only_if=Guard.ticket_in(ticket.id, {TicketState.NEEDS_REVIEW}),
+            ),
+            self.followups.comment(
+                number,
+                render_needs_review_notice(
+                    comment_url=comment.url,
+                    author=verdict.signer,
+                    required=decision.required_approvals,
+                    commands=[command.show() for command in commands],
+                    findings=[(f.rule, f.detail) for f in decision.findings],
+                    reviewers=reviewers,
+                    comment_id=comment.id,
+                    digest=verdict.digest,
+                ),
+                request_id=ticket.request_id,
+                only_if=guard,
+            ),
+        ]
+        if not self.store.propose_answer(candidate):
+            for write in writes:
+                self.followups.cancel(write, "the ticket was no longer open")
+            return
+        log.info(
+            "request_id=%s ticket %d: answer by %s (comment %d) needs %d approval(s): %s",
+            ticket.request_id,
+            ticket.id,
+            verdict.signer,
+            comment.id,
+            decision.required_approvals,
+            "; ".join(f.rule for f in decision.findings),
+        )
+
+    def _judge(self, ticket: Ticket, comment: Comment) -> None:
+        """Count a reviewer's signed approval or rejection of the answer under review."""
+        candidate = self.store.pending_candidate(ticket.id)
+        if candidate is None:
+            return
+        verdict = verify_comment(
+            comment.body,
+            author_login=comment.author_login,
+            author_id=comment.author_id,
+            ticket=self.ticket_ref(ticket),
+            keyring=self._keyring(),
+            now=self._clock(),
+            is_jti_used=self.store.is_jti_used,
+            acts=_JUDGING,
+            judged_digest=candidate.digest,
+            limits=self.settings.verify_limits,
+        )
+        if not isinstance(verdict, Accepted):
+            detail = {
+                RejectReason.WRONG_ACT: "an answer is already waiting for review; a reviewer"
+                " must reject it before another answer can count",
+                RejectReason.TEXT_MISMATCH: "this review is for a different text than the"
+                f" answer under review (sha256 {candidate.digest})",
+            }.get(verdict.reason, verdict.detail)
+            self._refuse(ticket, comment, f"review:{verdict.reason.value}", detail)
+            return
+        if verdict.act is Act.APPROVE and same_login(verdict.signer, candidate.signer):
+            self._refuse(
+                ticket,
+                comment,
+                "review:self-approval",
+                "the author of an answer cannot approve it; another reviewer must",
+            )
+            return
+        judgement = StoredJudgement(
+            comment_id=comment.id,
+            candidate_id=candidate.comment_id,
+            act=verdict.act.value,
+            reviewer=verdict.signer,
+            kid=verdict.kid,
+            jti=verdict.jti,
+            digest=verdict.digest,
+            posted_at=comment.created_at,
+        )
+        if not self.store.record_judgement(judgement, ticket_id=ticket.id):
+            return
+        tally = tally_review(
+            candidate.required,
+            answer_signer=candidate.signer,
+            answer_digest=candidate.digest,
+            answer_posted_at=candidate.posted_at,
+            judgements=[
+                Judgement(
+                    act=Act(j.act),
+                    reviewer=j.reviewer,
+                    kid=j.kid,
+                    jti=j.jti,
+                    digest=j.digest,
+                    comment_id=j.comment_id,
+                    posted_at=j.posted_at,
+                )
+                for j in self.store.judgements_for(candidate.comment_id)
+            ],
+        )
+        number = comment.issue_number
+        if tally.state == "approved":
+            label = self.followups.set_labels(
+                number,
+                [LABEL, LABEL_ANSWERED],
+                request_id=ticket.request_id,
+                only_if=Guard.ticket_in(ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}),
+            )
+            if not self.store.approve_candidate(candidate, now=self._clock()):
+                self.followups.cancel(label, "the answer was no longer under review")
+                return
+            self.answers_accepted += 1
+            log.info(
+                "request_id=%s ticket %d: answer by %s approved by %s",
+                ticket.request_id,
+                ticket.id,
+                candidate.signer,
+                ", ".join(tally.approvers),
+            )
+            self._notify(ticket.id)
+        elif tally.state == "rejected":
+            guard = Guard.ticket_in(ticket.id, {TicketState.OPEN})
+            writes = [
+                self.followups.set_labels(
+                    number, [LABEL, LABEL_AWAITING], request_id=ticket.request_id, only_if=guard
+                ),
+                self.followups.comment(
+                    number,
+                    render_review_rejected_notice(
+                        comment_url=comment.url, reviewer=verdict.signer, reason=verdict.text
+                    ),
+                    request_id=ticket.request_id,
+                    only_if=guard,
+                ),
+            ]
+            if not self.store.reject_candidate(candidate, now=self._clock()):
+                for write in writes:
+                    self.followups.cancel(write, "the answer was no longer under review")
+                return
+            self.answers_rejected["review_rejected"] += 1
+            log.info(
+                "request_id=%s ticket %d: answer by %s rejected by %s",
+                ticket.request_id,
+                ticket.id,
+                candidate.signer,
+                verdict.signer,
+            )
+        else:
+            log.info(
+                "request_id=%s ticket %d: %d of %d approval(s)",
+                ticket.request_id,
+                ticket.id,
+                len(tally.approvals),
+                candidate.required,
+            )
+
+    def _refuse(self, ticket: Ticket, comment: Comment, kind: str, detail: str) -> None:
+        """Count a refused signed comment and tell its author why, once."""
+        self.answers_rejected[kind.replace("review:", "")] += 1
+        log.info(
+            "request_id=%s comment %d by %s refused (%s): %s",
+            ticket.request_id,
+            comment.id,
+            comment.author_login,
+            kind,
+            detail,
+        )
+        self._reply_once(
+            ticket,
+            comment,
+            kind,
+            render_rejection_reply(
+                comment_url=comment.url, author=comment.author_login, detail=detail
+            ),
         )
 
     def _reply_once(self, ticket: Ticket, comment: Comment, kind: str, body: str) -> None:
@@ -548,4 +858,4 @@ class Desk:
         ):
             return
         number = comment.issue_number
-        self.followups.add(kind, lambda: self.github.post_comment(number, body))
+        self.followups.comment(number, body, request_id=ticket.request_id)

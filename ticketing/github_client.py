@@ -19,6 +19,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -41,6 +42,10 @@ GITHUB_API_URL = "https://api.github.com"
 _LINK_NEXT = re.compile(r'<([^>]+)>;\s*rel="next"')
 # How long to wait for GitHub before retrying when it gave no hint (5xx, dropped connection).
 _DEFAULT_BACKOFF = 2.0
+# Shares of the primary rate limit below which polling slows down, and by how much.
+_RATE_LOW = 0.20
+_RATE_CRITICAL = 0.05
+_LOW_RATE_STRETCH = 4.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class CommentPage:
     not_modified: bool
     requests: int
     rate_remaining: int | None
+    rate_limit: int | None = None
+    rate_reset: float | None = None  # epoch seconds (x-ratelimit-reset)
 
 
 def parse_github_time(value: str) -> datetime:
@@ -85,6 +92,25 @@ def parse_github_time(value: str) -> datetime:
 def format_github_time(value: datetime) -> str:
     """Format an aware datetime the way GitHub's ``since`` parameter expects."""
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def poll_delay(
+    base: float, remaining: int | None, limit: int | None, reset_in: float | None
+) -> float:
+    """Return how long to wait before the next poll, stretched as the rate budget runs out.
+
+    Below 20 % of the primary limit poll at most every 4x ``base``; below 5 % wait until
+    the budget resets (``reset_in`` seconds from now), so that the requests left go to
+    opening tickets and posting replies rather than to polling.
+    """
+    if remaining is None or not limit:
+        return base
+    share = remaining / limit
+    if share < _RATE_CRITICAL and reset_in is not None:
+        return max(base * _LOW_RATE_STRETCH, reset_in)
+    if share < _RATE_LOW:
+        return base * _LOW_RATE_STRETCH
+    return base
 
 
 def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
@@ -189,10 +215,20 @@ class GitHubClient:
         self._repo = self._github.get_repo(repo)
         self.requests_made = 0
         self.rate_remaining: int | None = None
+        self.rate_limit: int | None = None
+        self.rate_reset: float | None = None
+        # Read by the proxy's metrics and readiness check: calls by (operation, outcome),
+        # and the failure of the last call (None once a call succeeds).
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self.last_failure: GitHubError | None = None
 
     @property
     def _requester(self) -> Requester:
         return self._github.requester
+
+    def reset_in(self, *, now: datetime) -> float | None:
+        """Return the seconds until the primary rate limit resets, as GitHub last said."""
+        return None if self.rate_reset is None else self.rate_reset - now.timestamp()
 
     async def close(self) -> None:
         """Stop the worker thread and close PyGithub's connection."""
@@ -207,11 +243,18 @@ class GitHubClient:
         """Run one GitHub call on the worker thread, mapping failures to GitHubError."""
         try:
             self.requests_made += 1
-            return await self._run(fn)
+            result = await self._run(fn)
         except Exception as exc:
             error = classify_github_failure(exc)
             log.warning("github %s failed: %s", what, error)
+            self.last_failure = error
+            unknown = "unreachable" if isinstance(error, GitHubUnavailable) else "error"
+            self.calls[what, str(error.status or unknown)] += 1
             raise error from exc
+        self.last_failure = None
+        outcome = "304" if isinstance(result, CommentPage) and result.not_modified else "2xx"
+        self.calls[what, outcome] += 1
+        return result
 
     async def _retrying(
         self,
@@ -318,9 +361,12 @@ class GitHubClient:
             what="close issue",
         )
 
-    async def post_comment(self, number: int, body: str) -> int:
-        """Post a comment once: a repeat first checks whether the same body is already there."""
-        await self._throttle.acquire()
+    async def post_comment(self, number: int, body: str, *, might_have_sent: bool = False) -> int:
+        """Post a comment once: a repeat first checks whether the same body is already there.
+
+        ``might_have_sent`` says an earlier attempt (perhaps by a process that died since)
+        may have posted it already, so even the first request here looks before posting.
+        """
 
         def post() -> int:
             return int(self._repo.get_issue(number).create_comment(body).id)
@@ -338,13 +384,26 @@ class GitHubClient:
 
             return await self._call(find, what="find comment")
 
+        if might_have_sent:
+            found = await already_posted()
+            if found is not None:
+                return found
+        await self._throttle.acquire()
         return await self._retrying(post, what="post comment", before_retry=already_posted)
 
     async def react(self, comment_id: int, content: str) -> None:
         """Add a reaction (``eyes``, ``+1``, ``-1`` …) to a comment."""
-        await self._retrying(
-            lambda: self._repo.get_comment(comment_id).create_reaction(content), what="react"
-        )
+
+        def react() -> None:
+            # Repository.get_comment is a *commit* comment; issue comments live under
+            # /issues/comments (https://docs.github.com/en/rest/reactions/reactions).
+            self._requester.requestJsonAndCheck(
+                "POST",
+                f"{self._repo.url}/issues/comments/{comment_id}/reactions",
+                input={"content": content},
+            )
+
+        await self._retrying(react, what="react")
 
     # --- polling -------------------------------------------------------------------------
 
@@ -361,6 +420,8 @@ class GitHubClient:
             first_etag: str | None = None
             requests = 0
             remaining: int | None = None
+            limit: int | None = None
+            reset: float | None = None
             while url is not None:
                 status, response_headers, text = self._requester.requestJson(
                     "GET", url, parameters=params, headers=headers
@@ -369,8 +430,14 @@ class GitHubClient:
                 remaining_header = _header(response_headers, "x-ratelimit-remaining")
                 if remaining_header is not None:
                     remaining = int(remaining_header)
+                limit_header = _header(response_headers, "x-ratelimit-limit")
+                if limit_header is not None:
+                    limit = int(limit_header)
+                reset_header = _header(response_headers, "x-ratelimit-reset")
+                if reset_header is not None:
+                    reset = float(reset_header)
                 if status == 304:
-                    return CommentPage((), etag, True, requests, remaining)
+                    return CommentPage((), etag, True, requests, remaining, limit, reset)
                 if status >= 400:
                     data = json.loads(text) if text else {}
                     raise Requester.createException(status, response_headers, data)
@@ -385,11 +452,15 @@ class GitHubClient:
                     # A conditional request only covers the first page, so an ETag for a
                     # multi-page answer could hide new comments on later pages.
                     first_etag = None
-            return CommentPage(tuple(comments), first_etag, False, requests, remaining)
+            return CommentPage(
+                tuple(comments), first_etag, False, requests, remaining, limit, reset
+            )
 
         page = await self._retrying(fetch, what="list comments")
         self.requests_made += page.requests - 1
         self.rate_remaining = page.rate_remaining
+        self.rate_limit = page.rate_limit
+        self.rate_reset = page.rate_reset
         return page
 
     def _comment(self, item: Mapping[str, Any]) -> Comment:
@@ -413,6 +484,94 @@ def post_comment_once(*, api_url: str, token: str, repo: str, number: int, body:
     try:
         comment = client.get_repo(repo).get_issue(number).create_comment(body)
         return str(comment.html_url)
+    except Exception as exc:
+        raise classify_github_failure(exc) from exc
+    finally:
+        client.close()
+
+
+@dataclass(frozen=True)
+class IssueHistory:
+    """An issue and every comment on it, as an offline audit or a reviewer reads them."""
+
+    number: int
+    url: str
+    title: str
+    body: str
+    labels: tuple[str, ...]
+    state: str
+    author_login: str
+    author_id: int
+    created_at: datetime
+    comments: tuple[Comment, ...]
+
+
+def _sync_github(api_url: str, token: str | None) -> Github:
+    # No retries: a CLI run is short, and a failure is reported rather than repeated.
+    return Github(
+        base_url=api_url.rstrip("/"),
+        auth=Auth.Token(token) if token else None,
+        retry=None,
+        per_page=100,
+        seconds_between_requests=None,
+        seconds_between_writes=None,
+        lazy=True,
+    )
+
+
+def _aware(value: datetime) -> datetime:
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _issue_history(issue: Any) -> IssueHistory:
+    comments = tuple(
+        Comment(
+            id=int(comment.id),
+            issue_number=int(issue.number),
+            body=str(comment.body or ""),
+            author_login=str(comment.user.login),
+            author_id=int(comment.user.id),
+            created_at=_aware(comment.created_at),
+            updated_at=_aware(comment.updated_at),
+            url=str(comment.html_url),
+        )
+        for comment in issue.get_comments()
+    )
+    return IssueHistory(
+        number=int(issue.number),
+        url=str(issue.html_url),
+        title=str(issue.title or ""),
+        body=str(issue.body or ""),
+        labels=tuple(str(label.name) for label in issue.labels),
+        state=str(issue.state),
+        author_login=str(issue.user.login),
+        author_id=int(issue.user.id),
+        created_at=_aware(issue.created_at),
+        comments=comments,
+    )
+
+
+def fetch_issue_once(*, api_url: str, token: str | None, repo: str, number: int) -> IssueHistory:
+    """Fetch an issue and all its comments synchronously (for the CLI)."""
+    client = _sync_github(api_url, token)
+    try:
+        return _issue_history(client.get_repo(repo).get_issue(number))
+    except Exception as exc:
+        raise classify_github_failure(exc) from exc
+    finally:
+        client.close()
+
+
+def fetch_tickets_once(
+    *, api_url: str, token: str | None, repo: str, label: str = "ticketproxy"
+) -> tuple[IssueHistory, ...]:
+    """Fetch every issue labelled ``label``, oldest first, with all comments (for the CLI)."""
+    client = _sync_github(api_url, token)
+    try:
+        issues = client.get_repo(repo).get_issues(
+            state="all", labels=[label], sort="created", direction="asc"
+        )
+        return tuple(_issue_history(issue) for issue in issues if issue.pull_request is None)
     except Exception as exc:
         raise classify_github_failure(exc) from exc
     finally:

@@ -106,8 +106,13 @@ def render_ticket(
     created: datetime,
     deadline: datetime,
     repo: str,
+    notes: Sequence[str] = (),
 ) -> RenderedTicket:
-    """Render a request as an issue a human can answer, within GitHub's body limit."""
+    """Render a request as an issue a human can answer, within GitHub's body limit.
+
+    ``notes`` are ticketproxy's own remarks (such as what it redacted), shown under the
+    header.
+    """
     marker = request_marker(request.key)
     for moment in (created, deadline):
         format_utc(moment)  # refuse a naive datetime before any arithmetic with it
@@ -120,6 +125,8 @@ def render_ticket(
     top = _render_header(
         request, agent=agent, request_id=request_id, created=created, deadline=deadline
     )
+    for note in notes:
+        top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
     bottom = _render_how_to(repo, format_utc(deadline)) + "\n" + marker
     layout = _layout(request.messages, focus)
     body = _fit(layout, _guide(request), top=top, bottom=bottom, focus=focus)

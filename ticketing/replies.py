@@ -12,9 +12,12 @@ signature trailer, or inject HTML.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ticketing.markdown import escape_inline, format_span, format_utc
+from auth.audit import NEEDS_REVIEW, render_record_line
+from ticketing.fences import backtick_fence
+from ticketing.markdown import escape_inline, format_span, format_utc, neutralise_markers
 
 __all__ = [
     "REPLY_MARKER_PREFIX",
@@ -23,7 +26,9 @@ __all__ = [
     "render_expired_completion",
     "render_expired_notice",
     "render_late_answer_reply",
+    "render_needs_review_notice",
     "render_rejection_reply",
+    "render_review_rejected_notice",
     "render_unreleasable_reply",
 ]
 
@@ -33,6 +38,8 @@ _EXPIRED = "expired"
 _UNRELEASABLE = "unreleasable"
 _LATE_ANSWER = "late-answer"
 _DELIVERED = "delivered"
+_REVIEW_REJECTED = "review-rejected"
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
 _LINKABLE = re.compile(r"https?://[^\s<>()\[\]`\\]+")
 _DETAIL_LIMIT = 500
 _LATE_STATES = {
@@ -98,14 +105,86 @@ def render_late_answer_reply(*, comment_url: str, state: str) -> str:
 
 
 def render_delivered_notice(
-    *, comment_url: str, signer: str, kid: str, delivered_at: datetime
+    *,
+    comment_url: str,
+    signer: str,
+    kid: str,
+    delivered_at: datetime,
+    comment_id: int | None = None,
+    digest: str | None = None,
+    approvers: Sequence[str] = (),
 ) -> str:
-    """Record which signed comment was delivered to the agent, by whom and when."""
+    """Record which signed comment was delivered to the agent, by whom and when.
+
+    With ``comment_id`` and ``digest`` the notice carries the record line the offline
+    audit (`ticketproxy audit`) reads to know exactly which text was released.
+    """
+    approved = (
+        f" Approved by {', '.join(f'**{escape_inline(a)}**' for a in approvers)}."
+        if approvers
+        else ""
+    )
+    record = (
+        f"\n\n{render_record_line(comment_id=comment_id, digest=digest)}"
+        if comment_id is not None and digest is not None
+        else ""
+    )
     return _with_marker(
         f"Delivered to the agent at **{format_utc(delivered_at)}**: the"
         f" {_link('signed comment', comment_url)} by **{escape_inline(signer)}**"
-        f" (key {escape_inline(kid)}). Later answers on this ticket are not delivered.",
+        f" (key {escape_inline(kid)}).{approved} Later answers on this ticket are not"
+        f" delivered.{record}",
         _DELIVERED,
+    )
+
+
+def render_needs_review_notice(
+    *,
+    comment_url: str,
+    author: str,
+    required: int,
+    commands: Sequence[str],
+    findings: Sequence[tuple[str, str]],
+    reviewers: Sequence[str],
+    comment_id: int,
+    digest: str,
+) -> str:
+    """Ask security reviewers to approve or reject an answer that holds risky commands."""
+    # The commands are the editor's text: keep them from forging a marker or a second
+    # record line (the audit ignores a notice with two).
+    shown = neutralise_markers("\n".join(commands) or "(no command could be read)").replace(
+        "comment_id=", "comment_id\u2060="
+    )
+    fence = backtick_fence(shown)
+    risks = "\n".join(
+        f"- **{escape_inline(rule)}**: {escape_inline(detail, limit=_DETAIL_LIMIT)}"
+        for rule, detail in findings[:20]
+    )
+    # Reviewers come from the operator's keyring, never from the agent: pinging them is
+    # the point of this notice.
+    ping = " ".join(f"@{login}" for login in reviewers if _LOGIN.fullmatch(login))
+    approvals = "1 approval" if required == 1 else f"{required} approvals"
+    return _with_marker(
+        f"**Security review needed.** The {_link('signed answer', comment_url)} by"
+        f" **{escape_inline(author)}** runs commands that need {approvals} from a reviewer"
+        " other than its author before the agent gets them:\n\n"
+        f"{fence}text\n{shown}\n{fence}\n\n{risks}\n\n"
+        f"{ping + ': ' if ping else ''}approve with `ticketproxy approve <this issue's URL>"
+        " --key <your key>`, or reject with `ticketproxy reject <this issue's URL> --key"
+        ' <your key> --reason "…"`. A rejected answer never reaches the agent.\n\n'
+        f"{render_record_line(comment_id=comment_id, digest=digest)}",
+        NEEDS_REVIEW,
+    )
+
+
+def render_review_rejected_notice(*, comment_url: str, reviewer: str, reason: str) -> str:
+    """Say an answer was rejected in review and the ticket waits for a new answer."""
+    why = escape_inline(reason, limit=_DETAIL_LIMIT) or "no reason given"
+    return _with_marker(
+        f"The answer was **rejected** by **{escape_inline(reviewer)}** in a"
+        f" {_link('signed review', comment_url)}: {why}. The agent did not get it; the"
+        " ticket waits for a new signed answer.",
+        _REVIEW_REJECTED,
     )
 
 

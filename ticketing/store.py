@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .errors import StoreError
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -74,6 +74,57 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE tickets ADD COLUMN request TEXT;
     ALTER TABLE answers ADD COLUMN release TEXT NOT NULL DEFAULT '';
     """,
+    # Webhook deliveries already handled (GitHub may deliver one twice).
+    3: """
+    CREATE TABLE webhook_deliveries (
+        delivery_id   TEXT PRIMARY KEY,
+        received_at   REAL NOT NULL
+    );
+    """,
+    # GitHub bookkeeping writes (labels, replies, closing) survive a restart.
+    4: """
+    CREATE TABLE write_queue (
+        id            INTEGER PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        issue_number  INTEGER NOT NULL,
+        payload       TEXT NOT NULL,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        not_before    REAL NOT NULL,
+        created_at    REAL NOT NULL,
+        done_at       REAL,
+        failure       TEXT
+    );
+    CREATE INDEX write_queue_due ON write_queue (done_at, not_before, id);
+    """,
+    # Answers that wait for reviewers, and the reviewers' signed approvals and rejections.
+    5: """
+    CREATE TABLE candidates (
+        comment_id    INTEGER PRIMARY KEY,
+        ticket_id     INTEGER NOT NULL REFERENCES tickets (id),
+        comment_url   TEXT NOT NULL,
+        text          TEXT NOT NULL,
+        signer        TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        release       TEXT NOT NULL,
+        required      INTEGER NOT NULL,
+        posted_at     REAL NOT NULL,
+        proposed_at   REAL NOT NULL,
+        state         TEXT NOT NULL
+    );
+    CREATE INDEX candidates_by_ticket ON candidates (ticket_id, state);
+    CREATE TABLE judgements (
+        comment_id    INTEGER PRIMARY KEY,
+        candidate_id  INTEGER NOT NULL REFERENCES candidates (comment_id),
+        act           TEXT NOT NULL,
+        reviewer      TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        posted_at     REAL NOT NULL
+    );
+    """,
 }
 
 
@@ -85,11 +136,15 @@ class TicketState(StrEnum):
     ANSWERED = "answered"  # a signed answer is committed, not yet delivered
     DELIVERED = "delivered"  # the answer reached a client
     EXPIRED = "expired"  # nobody answered before the deadline
+    NEEDS_REVIEW = "needs-review"  # a signed answer waits for reviewers' signed approvals
 
     @property
     def pending(self) -> bool:
-        """Say whether the ticket still waits for an answer."""
-        return self in {TicketState.CREATING, TicketState.OPEN}
+        """Say whether the ticket still waits for an answer it can release."""
+        return self in _PENDING
+
+
+_PENDING = frozenset({TicketState.CREATING, TicketState.OPEN, TicketState.NEEDS_REVIEW})
 
 
 @dataclass(frozen=True)
@@ -121,6 +176,50 @@ class StoredAnswer:
     accepted_at: datetime
     delivered_at: datetime | None
     release: str = ""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A verified answer that waits for reviewers before it is released."""
+
+    ticket_id: int
+    comment_id: int
+    comment_url: str
+    text: str
+    signer: str
+    kid: str
+    jti: str
+    digest: str
+    release: str
+    required: int
+    posted_at: datetime
+    proposed_at: datetime
+    state: str = "pending"
+
+
+@dataclass(frozen=True)
+class StoredJudgement:
+    """A reviewer's verified approval or rejection of a candidate answer."""
+
+    comment_id: int
+    candidate_id: int
+    act: str
+    reviewer: str
+    kid: str
+    jti: str
+    digest: str
+    posted_at: datetime
+
+
+@dataclass(frozen=True)
+class QueuedWrite:
+    """A GitHub write waiting in the durable queue."""
+
+    id: int
+    kind: str
+    issue_number: int
+    payload: str
+    attempts: int
 
 
 @dataclass(frozen=True)
@@ -278,16 +377,16 @@ class TicketStore:
     def pending_tickets(self) -> list[Ticket]:
         """Return every ticket still waiting for an answer, oldest first."""
         rows = self._db.execute(
-            "SELECT * FROM tickets WHERE state IN (?, ?) ORDER BY id",
-            (TicketState.CREATING, TicketState.OPEN),
+            "SELECT * FROM tickets WHERE state IN (?, ?, ?) ORDER BY id",
+            tuple(_PENDING),
         ).fetchall()
         return [self._ticket(row) for row in rows]
 
     def count_pending(self) -> int:
         """Count tickets still waiting for an answer."""
         row = self._db.execute(
-            "SELECT COUNT(*) FROM tickets WHERE state IN (?, ?)",
-            (TicketState.CREATING, TicketState.OPEN),
+            "SELECT COUNT(*) FROM tickets WHERE state IN (?, ?, ?)",
+            tuple(_PENDING),
         ).fetchone()
         return int(row[0])
 
@@ -295,8 +394,8 @@ class TicketStore:
         """Mark a pending ticket expired; return False when it was no longer pending."""
         with self._transaction() as db:
             cursor = db.execute(
-                "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ? AND state IN (?, ?)",
-                (TicketState.EXPIRED, _ts(now), ticket_id, TicketState.CREATING, TicketState.OPEN),
+                "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ? AND state IN (?, ?, ?)",
+                (TicketState.EXPIRED, _ts(now), ticket_id, *_PENDING),
             )
             return cursor.rowcount == 1
 
@@ -387,6 +486,250 @@ class TicketStore:
                 (TicketState.DELIVERED, _ts(now), ticket_id, TicketState.ANSWERED),
             )
             return cursor.rowcount == 1
+
+    # --- review --------------------------------------------------------------------------
+
+    def propose_answer(self, candidate: Candidate) -> bool:
+        """Hold a verified answer for review: the ticket must be open and the jti unused."""
+        with self._transaction() as db:
+            state = db.execute(
+                "SELECT state FROM tickets WHERE id = ?", (candidate.ticket_id,)
+            ).fetchone()
+            if state is None or TicketState(state["state"]) is not TicketState.OPEN:
+                return False
+            if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (candidate.jti,)).fetchone():
+                return False
+            if db.execute(
+                "SELECT 1 FROM candidates WHERE comment_id = ?", (candidate.comment_id,)
+            ).fetchone():
+                return False
+            db.execute(
+                "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
+                (candidate.jti, candidate.ticket_id, _ts(candidate.proposed_at)),
+            )
+            db.execute(
+                "INSERT INTO candidates (comment_id, ticket_id, comment_url, text, signer, kid,"
+                " jti, digest, release, required, posted_at, proposed_at, state)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                (
+                    candidate.comment_id,
+                    candidate.ticket_id,
+                    candidate.comment_url,
+                    candidate.text,
+                    candidate.signer,
+                    candidate.kid,
+                    candidate.jti,
+                    candidate.digest,
+                    candidate.release,
+                    candidate.required,
+                    _ts(candidate.posted_at),
+                    _ts(candidate.proposed_at),
+                ),
+            )
+            db.execute(
+                "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ?",
+                (TicketState.NEEDS_REVIEW, _ts(candidate.proposed_at), candidate.ticket_id),
+            )
+        return True
+
+    def pending_candidate(self, ticket_id: int) -> Candidate | None:
+        """Return the answer of a ticket that waits for review, if any."""
+        row = self._db.execute(
+            "SELECT * FROM candidates WHERE ticket_id = ? AND state = 'pending'"
+            " ORDER BY proposed_at DESC LIMIT 1",
+            (ticket_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return Candidate(
+            ticket_id=row["ticket_id"],
+            comment_id=row["comment_id"],
+            comment_url=row["comment_url"],
+            text=row["text"],
+            signer=row["signer"],
+            kid=row["kid"],
+            jti=row["jti"],
+            digest=row["digest"],
+            release=row["release"],
+            required=row["required"],
+            posted_at=datetime.fromtimestamp(row["posted_at"], UTC),
+            proposed_at=datetime.fromtimestamp(row["proposed_at"], UTC),
+            state=row["state"],
+        )
+
+    def record_judgement(self, judgement: StoredJudgement, *, ticket_id: int) -> bool:
+        """Keep a reviewer's verified judgement; False if its comment or jti was seen before."""
+        with self._transaction() as db:
+            if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (judgement.jti,)).fetchone():
+                return False
+            if db.execute(
+                "SELECT 1 FROM judgements WHERE comment_id = ?", (judgement.comment_id,)
+            ).fetchone():
+                return False
+            db.execute(
+                "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
+                (judgement.jti, ticket_id, _ts(judgement.posted_at)),
+            )
+            db.execute(
+                "INSERT INTO judgements (comment_id, candidate_id, act, reviewer, kid, jti,"
+                " digest, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    judgement.comment_id,
+                    judgement.candidate_id,
+                    judgement.act,
+                    judgement.reviewer,
+                    judgement.kid,
+                    judgement.jti,
+                    judgement.digest,
+                    _ts(judgement.posted_at),
+                ),
+            )
+        return True
+
+    def judgements_for(self, candidate_id: int) -> list[StoredJudgement]:
+        """Return the judgements recorded on a candidate answer, in posting order."""
+        rows = self._db.execute(
+            "SELECT * FROM judgements WHERE candidate_id = ? ORDER BY posted_at, comment_id",
+            (candidate_id,),
+        ).fetchall()
+        return [
+            StoredJudgement(
+                comment_id=row["comment_id"],
+                candidate_id=row["candidate_id"],
+                act=row["act"],
+                reviewer=row["reviewer"],
+                kid=row["kid"],
+                jti=row["jti"],
+                digest=row["digest"],
+                posted_at=datetime.fromtimestamp(row["posted_at"], UTC),
+            )
+            for row in rows
+        ]
+
+    def approve_candidate(self, candidate: Candidate, *, now: datetime) -> bool:
+        """Release an approved candidate as the ticket's answer, in one transaction."""
+        with self._transaction() as db:
+            state = db.execute(
+                "SELECT state FROM tickets WHERE id = ?", (candidate.ticket_id,)
+            ).fetchone()
+            if state is None or TicketState(state["state"]) is not TicketState.NEEDS_REVIEW:
+                return False
+            updated = db.execute(
+                "UPDATE candidates SET state = 'approved'"
+                " WHERE comment_id = ? AND state = 'pending'",
+                (candidate.comment_id,),
+            )
+            if updated.rowcount != 1:
+                return False
+            db.execute(
+                "INSERT INTO answers (ticket_id, comment_id, comment_url, text, signer, kid, jti,"
+                " digest, accepted_at, delivered_at, release)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+                (
+                    candidate.ticket_id,
+                    candidate.comment_id,
+                    candidate.comment_url,
+                    candidate.text,
+                    candidate.signer,
+                    candidate.kid,
+                    candidate.jti,
+                    candidate.digest,
+                    _ts(now),
+                    candidate.release,
+                ),
+            )
+            db.execute(
+                "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ?",
+                (TicketState.ANSWERED, _ts(now), candidate.ticket_id),
+            )
+        return True
+
+    def reject_candidate(self, candidate: Candidate, *, now: datetime) -> bool:
+        """Drop a rejected candidate and reopen its ticket for a new answer."""
+        with self._transaction() as db:
+            updated = db.execute(
+                "UPDATE candidates SET state = 'rejected'"
+                " WHERE comment_id = ? AND state = 'pending'",
+                (candidate.comment_id,),
+            )
+            if updated.rowcount != 1:
+                return False
+            db.execute(
+                "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ? AND state = ?",
+                (TicketState.OPEN, _ts(now), candidate.ticket_id, TicketState.NEEDS_REVIEW),
+            )
+        return True
+
+    # --- webhook deliveries --------------------------------------------------------------
+
+    def record_delivery(self, delivery_id: str, *, now: datetime) -> bool:
+        """Record a webhook delivery id; return False if it was handled before."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO webhook_deliveries (delivery_id, received_at) VALUES (?, ?)",
+                (delivery_id, _ts(now)),
+            )
+            return cursor.rowcount == 1
+
+    # --- the durable write queue ---------------------------------------------------------
+
+    def enqueue_write(self, kind: str, *, issue_number: int, payload: str, now: datetime) -> int:
+        """Queue one GitHub write and return its id."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT INTO write_queue (kind, issue_number, payload, not_before, created_at)"
+                " VALUES (?, ?, ?, ?, ?)",
+                (kind, issue_number, payload, _ts(now), _ts(now)),
+            )
+            write_id = cursor.lastrowid
+        assert write_id is not None
+        return write_id
+
+    def due_writes(self, *, now: datetime, limit: int = 50) -> list[QueuedWrite]:
+        """Return queued writes whose time has come, oldest first."""
+        rows = self._db.execute(
+            "SELECT * FROM write_queue WHERE done_at IS NULL AND not_before <= ?"
+            " ORDER BY id LIMIT ?",
+            (_ts(now), limit),
+        ).fetchall()
+        return [
+            QueuedWrite(
+                id=row["id"],
+                kind=row["kind"],
+                issue_number=row["issue_number"],
+                payload=row["payload"],
+                attempts=row["attempts"],
+            )
+            for row in rows
+        ]
+
+    def pending_writes(self) -> int:
+        """Count writes not yet done."""
+        row = self._db.execute("SELECT COUNT(*) FROM write_queue WHERE done_at IS NULL").fetchone()
+        return int(row[0])
+
+    def next_write_due(self) -> datetime | None:
+        """Return when the earliest queued write is due, if any."""
+        row = self._db.execute(
+            "SELECT MIN(not_before) FROM write_queue WHERE done_at IS NULL"
+        ).fetchone()
+        return _dt(row[0])
+
+    def finish_write(self, write_id: int, *, now: datetime, failure: str | None = None) -> None:
+        """Mark a queued write done (or abandoned, with the reason)."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE write_queue SET done_at = ?, failure = ? WHERE id = ?",
+                (_ts(now), failure, write_id),
+            )
+
+    def defer_write(self, write_id: int, *, until: datetime) -> None:
+        """Try a queued write again later."""
+        with self._transaction() as db:
+            db.execute(
+                "UPDATE write_queue SET attempts = attempts + 1, not_before = ? WHERE id = ?",
+                (_ts(until), write_id),
+            )
 
     # --- replies and cursor --------------------------------------------------------------
 

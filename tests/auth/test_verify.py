@@ -647,3 +647,19 @@ def test_a_signed_claim_of_the_wrong_type_is_always_malformed(claim: str, value:
         return
     token = _alice_token(_claims() | {claim: value})
     assert _reason(_verify(_body(token))) is RejectReason.MALFORMED
+
+
+def test_oversized_comment_is_refused_before_any_parsing(team: Team) -> None:
+    """A comment longer than GitHub's 65,536 characters is malformed, whatever it holds."""
+    body = "x" * 70_000 + "\n\n<!-- ticketproxy-signature: a.b.c -->"
+    verdict = verify_comment(
+        body,
+        author_login="alice",
+        author_id=None,
+        ticket=TICKET,
+        keyring=team.keyring,
+        now=NOW,
+        is_jti_used=lambda _: False,
+    )
+    assert isinstance(verdict, Rejected)
+    assert verdict.reason is RejectReason.MALFORMED

@@ -44,8 +44,7 @@ def tool_call(name: str, arguments: dict[str, Any]) -> str:
 
 async def bot_replies(stack: Stack, number: int) -> list[str]:
     """Return the bodies of the bot's comments on an issue."""
-    await stack.desk.followups.drain()
-    return [c.body for c in await stack.comments(number) if c.user.login == "ticketproxy-bot"]
+    return await stack.bot_replies(number)
 
 
 async def test_tool_call_answer_becomes_tool_calls_with_finish_reason_tool_calls(

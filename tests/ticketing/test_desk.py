@@ -27,8 +27,7 @@ async def ask(stack: Stack, content: str = "List the files in the workspace.") -
 
 async def bot_replies(stack: Stack, number: int) -> list[str]:
     """Return the bodies of the bot's comments on an issue."""
-    await stack.desk.followups.drain()
-    return [c.body for c in await stack.comments(number) if c.user.login == "ticketproxy-bot"]
+    return await stack.bot_replies(number)
 
 
 async def test_unsigned_comment_does_not_answer_and_gets_no_reply(stack: Stack) -> None:
