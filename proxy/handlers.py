@@ -109,6 +109,16 @@ async def _answer(
     headers = {"x-request-id": request_id, "x-ticketproxy-ticket": ticket.issue_url or ""}
     if stream:
         headers["Cache-Control"] = "no-cache"
+    settled = desk.settled(ticket)
+    if settled is not None:
+        # A retry of an answered request: one plain response, no heartbeat machinery.
+        immediate = web.Response(
+            body=render(settled, created),
+            headers=headers,
+            content_type="text/event-stream" if stream else "application/json",
+        )
+        desk.delivered(settled)
+        return immediate
     task: asyncio.Task[Outcome] = asyncio.create_task(desk.wait(ticket))
     response, delivered = await send_after_wait(
         request,

@@ -15,6 +15,9 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
+import secrets
+import socket
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -29,6 +32,7 @@ from auth.roles import Act, Role
 from auth.verify import Accepted, RejectReason, VerifyLimits, verify_comment
 
 from .answers import Refusal, Release, prepare_release
+from .coordination import Coordinator, LocalCoordinator, Subscription
 from .errors import GitHubUnavailable, TicketingError
 from .followups import Guard, WriteQueue
 from .github_client import (
@@ -75,6 +79,11 @@ _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 WEBHOOKS_FRESH_FOR = timedelta(minutes=10)
 
 
+def new_replica_id() -> str:
+    """Return a name for this process among replicas: host, pid and a random suffix."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
 def utc_now() -> datetime:
     """Return the current time as an aware UTC datetime."""
     return datetime.now(UTC)
@@ -96,6 +105,9 @@ class DeskSettings:
     webhook_backstop_factor: float = 6.0
     # Which answers wait for security reviewers' signed approvals.
     policy: ReviewPolicy = field(default_factory=ReviewPolicy.default)
+    # With several replicas, only the holder of this lease polls GitHub; a replica that
+    # stops (or dies) without renewing it hands polling over within this long.
+    poll_lease: timedelta = timedelta(seconds=15)
 
 
 def encode_release(release: Release) -> str:
@@ -174,6 +186,8 @@ class Desk:
         bot_login: str | None = None,
         clock: Callable[[], datetime] = utc_now,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        coordinator: Coordinator | None = None,
+        replica_id: str | None = None,
     ) -> None:
         self.store = store
         self.github = github
@@ -184,7 +198,12 @@ class Desk:
         self._sleep = sleep
         self.followups = WriteQueue(store=store, github=github, clock=clock)
         self._events: dict[int, asyncio.Event] = {}
-        self._key_locks: dict[str, asyncio.Lock] = {}
+        # The cross-process parts (key locks, jtis, poll lease, wake-ups); alone, in-process.
+        self.coordinator: Coordinator = coordinator or LocalCoordinator()
+        self.replica_id = replica_id or new_replica_id()
+        self._subscription: Subscription | None = None
+        self._listen_task: asyncio.Task[None] | None = None
+        self._announcing: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
         self._seen: dict[tuple[int, datetime], None] = {}
         self._poll_task: asyncio.Task[None] | None = None
@@ -199,6 +218,10 @@ class Desk:
     async def start(self) -> None:
         """Start polling; tickets left pending by an earlier run resume."""
         self.followups.start()
+        # Subscribed before anything is served, so no announcement from another replica is
+        # missed between start-up and the first wait.
+        self._subscription = await self.coordinator.subscribe()
+        self._listen_task = asyncio.create_task(self._listen(), name="ticketproxy-wakeups")
         self._poll_task = asyncio.create_task(self._poll_loop(), name="ticketproxy-poller")
         pending = self.store.count_pending()
         if pending:
@@ -211,6 +234,19 @@ class Desk:
             self._poll_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._poll_task
+            self._poll_task = None
+        if self._announcing:
+            await asyncio.gather(*self._announcing, return_exceptions=True)
+        if self._subscription is not None:
+            await self._subscription.close()
+            self._subscription = None
+        if self._listen_task is not None:
+            self._listen_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listen_task
+            self._listen_task = None
+        # Another replica takes over polling at once rather than when the lease runs out.
+        await self.coordinator.release_poll_lease(self.replica_id)
         await self.followups.stop()
 
     def ticket_ref(self, ticket: Ticket) -> str:
@@ -236,8 +272,8 @@ class Desk:
         A retried request (same key) re-attaches to its ticket. Raises GitHubUnavailable
         when GitHub cannot take the issue now; the ticket is kept, so the retry resumes it.
         """
-        lock = self._key_locks.setdefault(request.key, asyncio.Lock())
-        async with lock:
+        # Held across replicas: a request sent to two of them at once opens one issue.
+        async with self.coordinator.hold_key(request.key):
             now = self._clock()
             ticket = self.store.latest_ticket_for_key(request.key)
             if not self._reusable(ticket, now):
@@ -260,7 +296,9 @@ class Desk:
             if ticket.state is TicketState.CREATING:
                 ticket = await self._create_issue(ticket, request)
             self._wake.set()
-            return ticket
+        # Wakes the replica holding the poll lease, should it be idle.
+        self._announce(ticket.id)
+        return ticket
 
     async def _create_issue(self, ticket: Ticket, request: ChatRequest) -> Ticket:
         # One marker per ticket, not per request: after an expiry the same request opens a
@@ -301,10 +339,23 @@ class Desk:
         if cursor.since is None:
             self.store.set_cursor(PollCursor(since=start, etag=None))
 
+    def settled(self, ticket: Ticket) -> Outcome | None:
+        """Return the ticket's outcome if it is already decided, without waiting."""
+        current = self.store.get_ticket(ticket.id)
+        if current is None:
+            return None
+        if current.state in {TicketState.ANSWERED, TicketState.DELIVERED}:
+            return Outcome(current, self.store.answer_for(ticket.id))
+        if current.state is TicketState.EXPIRED:
+            return Outcome(current, None)
+        return None
+
     async def wait(self, ticket: Ticket) -> Outcome:
         """Wait until the ticket is answered or its deadline passes."""
-        event = self._events.setdefault(ticket.id, asyncio.Event())
         while True:
+            # Taken afresh each round: a notification pops the event it sets, and an
+            # announcement may wake this wait without the ticket having finished.
+            event = self._events.setdefault(ticket.id, asyncio.Event())
             current = self.store.get_ticket(ticket.id)
             assert current is not None
             if current.state in {TicketState.ANSWERED, TicketState.DELIVERED}:
@@ -315,7 +366,6 @@ class Desk:
             if remaining <= 0:
                 self.expire(current)
                 continue
-            event.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(event.wait(), timeout=remaining)
 
@@ -384,9 +434,41 @@ class Desk:
         self._notify(ticket.id)
 
     def _notify(self, ticket_id: int) -> None:
+        self._wake_waiters(ticket_id)
+        self._announce(ticket_id)
+
+    def _wake_waiters(self, ticket_id: int) -> None:
         event = self._events.pop(ticket_id, None)
         if event is not None:
             event.set()
+
+    def _announce(self, ticket_id: int) -> None:
+        """Tell the other replicas, in the background, that this ticket changed."""
+        task = asyncio.create_task(self._publish(ticket_id))
+        self._announcing.add(task)
+        task.add_done_callback(self._announcing.discard)
+
+    async def _publish(self, ticket_id: int) -> None:
+        try:
+            await self.coordinator.publish(ticket_id)
+        except Exception as exc:
+            # The others still find the change at their next read of the store (a deadline
+            # or a retry); a lost wake-up delays a client, it loses nothing.
+            log.warning("could not announce ticket %d to other replicas: %s", ticket_id, exc)
+
+    async def _listen(self) -> None:
+        """Wake local waiters (and an idle poller) for tickets other replicas changed."""
+        subscription = self._subscription
+        assert subscription is not None
+        try:
+            async for ticket_id in subscription:
+                self._wake_waiters(ticket_id)
+                ticket = self.store.get_ticket(ticket_id)
+                if ticket is not None and ticket.state.pending:
+                    self._wake.set()  # a ticket was opened elsewhere: someone must poll
+        except TicketingError as exc:
+            # Without wake-ups, waiters here are released by their deadlines only: say so.
+            log.error("stopped listening to other replicas: %s", exc)
 
     # --- finding answers -----------------------------------------------------------------
 
@@ -399,14 +481,24 @@ class Desk:
                     self._wake.clear()
                     await self._wake.wait()
                     continue
-                await self.poll_once()
-                # As GitHub's primary budget runs low, poll less often (or not until reset).
-                delay = poll_delay(
-                    self._poll_delay(),
-                    self.github.rate_remaining,
-                    self.github.rate_limit,
-                    self.github.reset_in(now=self._clock()),
-                )
+                lease = self.settings.poll_lease
+                if await self.coordinator.hold_poll_lease(self.replica_id, lease):
+                    await self.poll_once()
+                    # As GitHub's primary budget runs low, poll less often (or not until reset).
+                    delay = poll_delay(
+                        self._poll_delay(),
+                        self.github.rate_remaining,
+                        self.github.rate_limit,
+                        self.github.reset_in(now=self._clock()),
+                    )
+                    # Held through the pause too, so that the replicas do not take turns.
+                    await self.coordinator.hold_poll_lease(
+                        self.replica_id, lease + timedelta(seconds=delay)
+                    )
+                else:
+                    # Another replica polls and announces what it finds; look again in
+                    # time to take over should it stop renewing.
+                    delay = min(self._poll_delay(), lease.total_seconds() / 3)
             except GitHubUnavailable as exc:
                 log.warning("poll deferred %.0fs: %s", exc.retry_after, exc)
                 delay = max(self.settings.poll_interval, exc.retry_after)

@@ -1,49 +1,49 @@
-"""A token bucket that paces content-creating GitHub calls.
+"""Pace content-creating GitHub calls below GitHub's secondary limits, exactly.
 
-GitHub's secondary limits allow about 80 content-creating requests a minute and 500 an
-hour per token (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api).
-Two buckets, one per window, keep ticketproxy below both; when the wait for a token would
-exceed ``max_wait`` the caller is told to back off instead of queueing without bound.
+GitHub allows about 80 content-creating requests a minute and 500 an hour per token
+(https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api).
+A token bucket refilled at 80/min would still let through 160 in the first minute (the
+full bucket plus the refill), so this keeps a log of send times and only lets a write go
+when every sliding window (the last minute, the last hour) has room. When the wait for a
+slot would exceed ``max_wait`` the caller is told to back off instead of queueing without
+bound.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from .errors import GitHubUnavailable
 
+# Keep a little clear of the window edge: GitHub's own clock and ours differ slightly.
+_EDGE = 0.05
+
 
 @dataclass
-class TokenBucket:
-    """Hold up to ``capacity`` tokens, refilled at ``rate`` tokens per second."""
+class SlidingWindow:
+    """At most ``limit`` events in any ``seconds``-long window."""
 
-    rate: float
-    capacity: float
-    clock: Callable[[], float] = time.monotonic
-    tokens: float = field(init=False)
-    updated: float = field(init=False)
+    limit: int
+    seconds: float
+    sent: deque[float] = field(default_factory=deque)
 
-    def __post_init__(self) -> None:
-        self.tokens = self.capacity
-        self.updated = self.clock()
+    def earliest(self, now: float) -> float:
+        """Return the earliest time, not before ``now``, that one more event fits."""
+        while self.sent and self.sent[0] <= now - self.seconds:
+            self.sent.popleft()
+        if len(self.sent) < self.limit:
+            return now
+        # Times are kept in order, so the event that must leave the window first is the
+        # limit-th from the end.
+        return max(now, self.sent[-self.limit] + self.seconds + _EDGE)
 
-    def _refill(self) -> None:
-        now = self.clock()
-        self.tokens = min(self.capacity, self.tokens + (now - self.updated) * self.rate)
-        self.updated = now
-
-    def reserve(self) -> float:
-        """Take one token, possibly on credit, and return how long to wait before using it."""
-        self._refill()
-        self.tokens -= 1
-        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
-
-    def refund(self) -> None:
-        """Give back a token reserved by a call that was not made."""
-        self.tokens = min(self.capacity, self.tokens + 1)
+    def record(self, moment: float) -> None:
+        """Record an event (possibly reserved for a moment in the future)."""
+        self.sent.append(moment)
 
 
 @dataclass
@@ -52,28 +52,31 @@ class WriteThrottle:
 
     per_minute: float = 80
     per_hour: float = 500
-    max_wait: float = 30.0
+    # Inside the 600 s read timeout of openai clients and AutoGPT, which wait for the 200.
+    max_wait: float = 90.0
     clock: Callable[[], float] = time.monotonic
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
-    _buckets: tuple[TokenBucket, ...] = field(init=False)
+    _windows: tuple[SlidingWindow, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._buckets = (
-            TokenBucket(rate=self.per_minute / 60, capacity=self.per_minute, clock=self.clock),
-            TokenBucket(rate=self.per_hour / 3600, capacity=self.per_hour, clock=self.clock),
+        self._windows = (
+            SlidingWindow(limit=max(1, int(self.per_minute)), seconds=60.0),
+            SlidingWindow(limit=max(1, int(self.per_hour)), seconds=3600.0),
         )
 
     async def acquire(self) -> None:
         """Wait until content may be created; raise GitHubUnavailable if that is too far off."""
-        waits = [bucket.reserve() for bucket in self._buckets]
-        wait = max(waits)
+        now = self.clock()
+        start = max(window.earliest(now) for window in self._windows)
+        wait = start - now
         if wait > self.max_wait:
-            for bucket in self._buckets:
-                bucket.refund()
             raise GitHubUnavailable(
                 "ticketproxy's GitHub write budget is spent for now "
                 f"({self.per_minute:g}/min, {self.per_hour:g}/h)",
                 retry_after=wait,
             )
+        # Reserve the slot before sleeping, so concurrent writers never share one.
+        for window in self._windows:
+            window.record(start)
         if wait > 0:
             await self.sleep(wait)

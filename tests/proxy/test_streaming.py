@@ -9,7 +9,10 @@ from typing import Any
 import aiohttp
 import openai
 import pytest
+from aiohttp import web
 
+from proxy.handlers import SSE_FRAMING
+from proxy.keepalive import send_after_wait
 from tests.stack import CLIENT_KEY, Stack
 
 PROMPT = [{"role": "user", "content": "Tell me a short story."}]
@@ -144,10 +147,8 @@ async def test_legacy_completions_stream(stack: Stack) -> None:
     assert await asyncio.wait_for(pending, 10) == "streamed legacy"
 
 
-async def test_failure_after_the_stream_started_is_an_sse_error_event_the_client_raises(
-    stack: Stack,
-) -> None:
-    """A stored answer that cannot be read (a damaged store) ends the stream with an error event."""
+async def test_damaged_stored_answer_is_a_500_before_any_stream_starts(stack: Stack) -> None:
+    """An answered ticket whose stored answer cannot be read fails plainly, in the envelope."""
     client = stack.openai()
     first = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
     await stack.wait_for_issue(1)
@@ -156,7 +157,43 @@ async def test_failure_after_the_stream_started_is_an_sse_error_event_the_client
     await stack.settle()
     with sqlite3.connect(stack.settings.store_path) as db:
         db.execute("UPDATE answers SET release = '{damaged'")
-    stream = await client.chat.completions.create(model="gpt-4o", messages=PROMPT, stream=True)
-    with pytest.raises(openai.APIError) as caught:
-        await collect(stream)
-    assert "retry" in str(caught.value.message)
+    with pytest.raises(openai.InternalServerError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT, stream=True)
+    assert caught.value.status_code == 500
+
+
+async def test_failure_after_the_stream_started_is_an_sse_error_event_the_client_raises(
+    unused_tcp_port: int,
+) -> None:
+    """Once the 200 and heartbeats are out, a failure becomes an SSE error event, not a cut."""
+
+    async def failing_wait() -> bytes:
+        await asyncio.sleep(0.3)
+        raise RuntimeError("the store went away")
+
+    async def handler(request: web.Request) -> web.StreamResponse:
+        task = asyncio.create_task(failing_wait())
+        response, delivered = await send_after_wait(
+            request, task, render=lambda b: b, interval=0.05, headers={}, framing=SSE_FRAMING
+        )
+        assert not delivered
+        return response
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", unused_tcp_port).start()
+    try:
+        client = openai.AsyncOpenAI(
+            base_url=f"http://127.0.0.1:{unused_tcp_port}/v1", api_key="k", max_retries=0
+        )
+        async with client:
+            stream = await client.chat.completions.create(
+                model="gpt-4o", messages=PROMPT, stream=True
+            )
+            with pytest.raises(openai.APIError) as caught:
+                await collect(stream)
+        assert "retry" in str(caught.value.message)
+    finally:
+        await runner.cleanup()

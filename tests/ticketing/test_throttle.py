@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ticketing.errors import GitHubUnavailable
-from ticketing.throttle import TokenBucket, WriteThrottle
+from ticketing.throttle import SlidingWindow, WriteThrottle
 
 
 class FakeTime:
@@ -15,6 +15,7 @@ class FakeTime:
         self.now = 1000.0
         self.passes = passes
         self.sleeps: list[float] = []
+        self.sent: list[float] = []
 
     def clock(self) -> float:
         """Return the current time."""
@@ -32,6 +33,11 @@ def throttle(time: FakeTime, **options: float) -> WriteThrottle:
     return WriteThrottle(clock=time.clock, sleep=time.sleep, **options)
 
 
+def most_in_any_window(moments: list[float], seconds: float) -> int:
+    """Return the largest number of moments in any window of ``seconds``."""
+    return max(sum(1 for other in moments if start <= other < start + seconds) for start in moments)
+
+
 async def test_burst_of_eighty_writes_goes_out_without_waiting() -> None:
     """80/min allows a burst of 80 at once."""
     time = FakeTime()
@@ -39,87 +45,63 @@ async def test_burst_of_eighty_writes_goes_out_without_waiting() -> None:
     for _ in range(80):
         await writes.acquire()
     assert time.sleeps == []
-    assert time.now == 1000.0
 
 
-async def test_writes_after_the_burst_are_paced_at_the_per_minute_rate() -> None:
-    """Past the burst each write waits 60/80 s, so no minute holds more than 80 new ones."""
+async def test_the_81st_write_waits_until_the_first_leaves_the_minute() -> None:
+    """A token bucket would let it through at once; GitHub's window would then be exceeded."""
     time = FakeTime()
-    writes = throttle(time)
-    for _ in range(90):
+    writes = throttle(time, max_wait=120)
+    for _ in range(81):
         await writes.acquire()
-    assert time.sleeps == pytest.approx([0.75] * 10)
-    assert time.now == pytest.approx(1007.5)
+    assert time.sleeps == pytest.approx([60.05])
 
 
-async def test_idle_time_refills_the_bucket_up_to_its_capacity() -> None:
-    """After a quiet hour the next burst is 80 again, not more."""
+async def test_no_minute_and_no_hour_ever_exceeds_github_limits() -> None:
+    """Over 1,200 writes, every 60 s window holds at most 80 and every hour at most 500."""
     time = FakeTime()
-    writes = throttle(time)
-    for _ in range(80):
+    writes = throttle(time, max_wait=10_000)
+    for _ in range(1200):
         await writes.acquire()
-    time.now += 3600
-    for _ in range(80):
-        await writes.acquire()
-    assert time.sleeps == []
-    await writes.acquire()
-    assert time.sleeps == pytest.approx([0.75])
-
-
-async def test_hourly_limit_paces_when_the_minute_limit_would_not() -> None:
-    """With 500/h, the 501st write waits 3600/500 s even though the minute bucket is full."""
-    time = FakeTime()
-    writes = throttle(time, per_minute=10_000, max_wait=60)
-    for _ in range(500):
-        await writes.acquire()
-    assert time.sleeps == []
-    await writes.acquire()
-    assert time.sleeps == pytest.approx([7.2])
+        time.sent.append(time.now)
+    assert most_in_any_window(time.sent, 60) <= 80
+    assert most_in_any_window(time.sent, 3600) <= 500
 
 
 async def test_wait_beyond_max_wait_raises_github_unavailable_with_retry_after() -> None:
     """When the next slot is further off than max_wait the caller is told when to retry."""
-    # The clock stands still, so debt piles up: 40 writes on credit reach exactly 30 s.
     time = FakeTime(passes=False)
-    writes = throttle(time)
-    for _ in range(120):
+    writes = throttle(time, max_wait=30)
+    for _ in range(80):
         await writes.acquire()
-    assert time.sleeps == pytest.approx([0.75 * n for n in range(1, 41)])
     with pytest.raises(GitHubUnavailable) as caught:
         await writes.acquire()
-    assert caught.value.retry_after == pytest.approx(30.75)
+    assert caught.value.retry_after == pytest.approx(60.05)
     assert "80/min" in str(caught.value)
-    assert len(time.sleeps) == 40
 
 
-async def test_refused_write_gives_its_token_back() -> None:
-    """A refusal refunds both buckets: repeated refusals do not push the wait further out."""
+async def test_refused_write_reserves_nothing() -> None:
+    """A refusal takes no slot: once time passes the next write goes straight out."""
     time = FakeTime(passes=False)
-    writes = throttle(time)
-    for _ in range(120):
+    writes = throttle(time, max_wait=30)
+    for _ in range(80):
         await writes.acquire()
     for _ in range(5):
-        with pytest.raises(GitHubUnavailable) as caught:
+        with pytest.raises(GitHubUnavailable):
             await writes.acquire()
-        assert caught.value.retry_after == pytest.approx(30.75)
-    # 0.75 s later exactly one more token is due, so one write fits within max_wait again.
-    time.now += 0.75
+    time.now += 61
     await writes.acquire()
-    with pytest.raises(GitHubUnavailable):
-        await writes.acquire()
+    assert time.sleeps == []
 
 
-def test_back_to_back_reservations_are_given_increasing_waits() -> None:
-    """Each reservation is taken before sleeping, so two writers never share one slot."""
-    time = FakeTime()
-    bucket = TokenBucket(rate=1.0, capacity=2, clock=time.clock)
-    waits = [bucket.reserve() for _ in range(4)]
-    assert waits == pytest.approx([0.0, 0.0, 1.0, 2.0])
-
-
-def test_refund_never_exceeds_capacity() -> None:
-    """Refunding a full bucket leaves it at its capacity."""
-    time = FakeTime()
-    bucket = TokenBucket(rate=1.0, capacity=3, clock=time.clock)
-    bucket.refund()
-    assert bucket.tokens == 3
+def test_concurrent_reservations_get_distinct_slots() -> None:
+    """Reserved future slots count, so two writers never share one."""
+    window = SlidingWindow(limit=2, seconds=10)
+    first = window.earliest(0)
+    window.record(first)
+    second = window.earliest(0)
+    window.record(second)
+    third = window.earliest(0)
+    window.record(third)
+    assert (first, second) == (0, 0)
+    assert third == pytest.approx(10.05)
+    assert window.earliest(0) == pytest.approx(10.05)
