@@ -6,7 +6,9 @@ the GitHub every test talks to (through PyGithub, over HTTP). It never imports `
 
 from __future__ import annotations
 
+from .apps import InstallationGrant, verify_app_jwt
 from .config import (
+    SandboxApp,
     SandboxConfig,
     SandboxConfigError,
     SandboxUser,
@@ -18,9 +20,11 @@ from .server import RunningSandbox, Sandbox, start_sandbox
 from .webhooks import WebhookDelivery, WebhookTarget
 
 __all__ = [
+    "InstallationGrant",
     "RecordedRequest",
     "RunningSandbox",
     "Sandbox",
+    "SandboxApp",
     "SandboxConfig",
     "SandboxConfigError",
     "SandboxUser",
@@ -29,4 +33,5 @@ __all__ = [
     "load_sandbox_config",
     "save_sandbox_config",
     "start_sandbox",
+    "verify_app_jwt",
 ]

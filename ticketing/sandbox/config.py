@@ -13,6 +13,9 @@ from typing import Any
 PERMISSIONS = ("admin", "write", "read")
 
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
+# A GitHub App acts as its bot user, whose login is the App's slug plus "[bot]".
+_BOT_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,33})\[bot\]")
+_SLUG = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,33})")
 _REPO = re.compile(r"[A-Za-z0-9-]{1,39}/[A-Za-z0-9._-]{1,100}")
 
 
@@ -32,7 +35,7 @@ class SandboxUser:
 
     def __post_init__(self) -> None:
         """Reject values GitHub could never hand out."""
-        if not _LOGIN.fullmatch(self.login):
+        if not (_LOGIN.fullmatch(self.login) or _BOT_LOGIN.fullmatch(self.login)):
             raise ValueError(f"invalid GitHub login {self.login!r}")
         if self.permission not in PERMISSIONS:
             raise ValueError(
@@ -44,11 +47,41 @@ class SandboxUser:
 
 
 @dataclass(frozen=True)
+class SandboxApp:
+    """A GitHub App installed on every hosted repository, acting as its bot user."""
+
+    id: int
+    slug: str
+    public_key_pem: str = field(repr=False)
+    installation_id: int
+    bot_login: str
+    bot_id: int
+
+    def __post_init__(self) -> None:
+        """Reject values GitHub could never hand out."""
+        if not _SLUG.fullmatch(self.slug):
+            raise ValueError(f"invalid GitHub App slug {self.slug!r}")
+        if self.bot_login != f"{self.slug}[bot]":
+            raise ValueError(f"the bot login of App {self.slug!r} must be {self.slug}[bot]")
+        for name in ("id", "installation_id", "bot_id"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{name} of App {self.slug!r} must be a positive integer")
+        if "-----BEGIN PUBLIC KEY-----" not in self.public_key_pem:
+            raise ValueError(f"public_key_pem of App {self.slug!r} must be a PEM public key")
+
+    def bot_user(self, *, token: str) -> SandboxUser:
+        """Return the bot user the App's installation tokens act as (write on every repo)."""
+        return SandboxUser(self.bot_login, self.bot_id, token, "write", self.slug)
+
+
+@dataclass(frozen=True)
 class SandboxConfig:
-    """The users and repositories a sandbox starts with."""
+    """The users, repositories and GitHub Apps a sandbox starts with."""
 
     users: tuple[SandboxUser, ...]
     repos: tuple[str, ...]
+    apps: tuple[SandboxApp, ...] = ()
 
     def __post_init__(self) -> None:
         """Reject duplicate logins, ids or tokens and malformed repository names."""
@@ -61,6 +94,18 @@ class SandboxConfig:
                     shown = "(hidden)" if attribute == "token" else repr(value)
                     raise ValueError(f"two users share the {attribute} {shown}")
                 seen.add(value)
+        for attribute in ("id", "slug", "installation_id", "bot_id"):
+            seen_app: set[object] = set()
+            for app in self.apps:
+                value = getattr(app, attribute)
+                if value in seen_app:
+                    raise ValueError(f"two apps share the {attribute} {value!r}")
+                seen_app.add(value)
+        logins = {user.login.lower() for user in self.users}
+        user_ids = {user.id for user in self.users}
+        for app in self.apps:
+            if app.bot_login.lower() in logins or app.bot_id in user_ids:
+                raise ValueError(f"the bot of App {app.slug!r} shares a login or id with a user")
         for repo in self.repos:
             if not _REPO.fullmatch(repo):
                 raise ValueError(f"repository {repo!r} is not of the form owner/name")
@@ -79,20 +124,22 @@ def load_sandbox_config(path: Path) -> SandboxConfig:
     users_raw = _require(path, raw, "users", list)
     repos_raw = _require(path, raw, "repos", list)
     users = tuple(_parse_user(path, index, item) for index, item in enumerate(users_raw))
+    apps_raw = _require(path, raw, "apps", list) if "apps" in raw else []
+    apps = tuple(_parse_app(path, index, item) for index, item in enumerate(apps_raw))
     repos: list[str] = []
     for index, repo in enumerate(repos_raw):
         if not isinstance(repo, str):
             raise SandboxConfigError(f"{path}: repos[{index}] must be a string 'owner/name'")
         repos.append(repo)
     try:
-        return SandboxConfig(users=users, repos=tuple(repos))
+        return SandboxConfig(users=users, repos=tuple(repos), apps=apps)
     except ValueError as exc:
         raise SandboxConfigError(f"{path}: {exc}") from exc
 
 
 def save_sandbox_config(path: Path, config: SandboxConfig) -> None:
     """Write a sandbox configuration atomically, readable by its owner only (it holds tokens)."""
-    document = {
+    document: dict[str, Any] = {
         "users": [
             {
                 "login": user.login,
@@ -105,6 +152,18 @@ def save_sandbox_config(path: Path, config: SandboxConfig) -> None:
         ],
         "repos": list(config.repos),
     }
+    if config.apps:
+        document["apps"] = [
+            {
+                "id": app.id,
+                "slug": app.slug,
+                "public_key_pem": app.public_key_pem,
+                "installation_id": app.installation_id,
+                "bot_login": app.bot_login,
+                "bot_id": app.bot_id,
+            }
+            for app in config.apps
+        ]
     path.parent.mkdir(parents=True, exist_ok=True)
     # mkstemp creates the file 0600, so no other user can read the tokens even briefly.
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -153,6 +212,39 @@ def _parse_user(path: Path, index: int, item: object) -> SandboxUser:
             token=item["token"],
             permission=permission,
             name=name,
+        )
+    except ValueError as exc:
+        raise SandboxConfigError(f"{where}: {exc}") from exc
+
+
+def _parse_app(path: Path, index: int, item: object) -> SandboxApp:
+    where = f"{path}: apps[{index}]"
+    if not isinstance(item, dict):
+        raise SandboxConfigError(f"{where} must be an object")
+    fields = (
+        ("id", int),
+        ("slug", str),
+        ("public_key_pem", str),
+        ("installation_id", int),
+        ("bot_id", int),
+    )
+    for key, kind in fields:
+        if key not in item:
+            raise SandboxConfigError(f"{where}: missing field '{key}'")
+        value = item[key]
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise SandboxConfigError(f"{where}.{key} must be a {kind.__name__}")
+    bot_login = item.get("bot_login", f"{item['slug']}[bot]")
+    if not isinstance(bot_login, str):
+        raise SandboxConfigError(f"{where}.bot_login must be a string")
+    try:
+        return SandboxApp(
+            id=item["id"],
+            slug=item["slug"],
+            public_key_pem=item["public_key_pem"],
+            installation_id=item["installation_id"],
+            bot_login=bot_login,
+            bot_id=item["bot_id"],
         )
     except ValueError as exc:
         raise SandboxConfigError(f"{where}: {exc}") from exc

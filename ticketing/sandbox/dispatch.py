@@ -20,7 +20,8 @@ from urllib.parse import unquote
 from aiohttp import web
 from yarl import URL
 
-from .config import SandboxUser
+from .apps import looks_like_jwt, verify_app_jwt
+from .config import SandboxApp, SandboxUser
 from .errors import (
     RATE_LIMIT_DOCS,
     REST_DOCS,
@@ -32,6 +33,7 @@ from .faults import FaultPlan, FaultQueue
 from .limits import UNAUTHENTICATED_LIMIT, CreationRateLimiter, PrimaryRateLimiter, RateStatus
 from .payloads import API_PREFIX, PayloadBuilder
 from .routes_account import ROUTES as ACCOUNT_ROUTES
+from .routes_apps import ROUTES as APP_ROUTES
 from .routes_comments import ROUTES as COMMENT_ROUTES
 from .routes_issues import ROUTES as ISSUE_ROUTES
 from .routes_labels import ROUTES as LABEL_ROUTES
@@ -42,6 +44,7 @@ from .timestamps import format_timestamp
 
 ROUTES: tuple[Route, ...] = (
     *ACCOUNT_ROUTES,
+    *APP_ROUTES,
     *ISSUE_ROUTES,
     *COMMENT_ROUTES,
     *LABEL_ROUTES,
@@ -50,6 +53,19 @@ ROUTES: tuple[Route, ...] = (
 
 JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 _BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+# What GitHub's REST API sends so that pages in a browser can call it with a token.
+_CORS = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Expose-Headers": "ETag, Link, Location, Retry-After, X-GitHub-Request-Id,"
+    " X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Used",
+}
+_CORS_PREFLIGHT = {
+    "Access-Control-Allow-Origin": "*",
+    "Access-Control-Allow-Methods": "GET, POST, PATCH, PUT, DELETE",
+    "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept, If-None-Match,"
+    " X-GitHub-Api-Version",
+    "Access-Control-Max-Age": "86400",
+}
 
 
 @dataclass(frozen=True)
@@ -68,6 +84,7 @@ class _Caller:
     user: SandboxUser | None
     key: str
     limit: int
+    app: SandboxApp | None = None
 
 
 class ApiDispatcher:
@@ -97,6 +114,14 @@ class ApiDispatcher:
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """Answer one API request."""
+        if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
+            # A browser's CORS preflight: GitHub's API allows any origin (tokens, not cookies).
+            return web.Response(status=204, headers=_CORS_PREFLIGHT)
+        response = await self._handle(request)
+        response.headers.update(_CORS)
+        return response
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
         path = request.path[len(API_PREFIX) :] or "/"
         request_id = self._request_id()
         fault = self._faults.take(request.method, path)
@@ -165,6 +190,7 @@ class ApiDispatcher:
                 url=self._public_url(request),
                 docs=route.docs,
                 rate=rate,
+                app=caller.app,
             )
             reply = route.handler(call)
         except ApiError as error:
@@ -178,6 +204,9 @@ class ApiDispatcher:
         if header is None:
             return self._anonymous(request)
         scheme, _, token = header.strip().partition(" ")
+        if scheme.lower() == "bearer" and looks_like_jwt(token.strip()):
+            app = verify_app_jwt(token.strip(), apps=self._state.apps, now=self._state.now())
+            return _Caller(user=None, key=f"app:{app.id}", limit=self._rate_limit, app=app)
         user = None
         if scheme.lower() in ("token", "bearer") and token.strip():
             user = self._state.user_for_token(token.strip())
@@ -330,6 +359,9 @@ def _require_route(
     if found is None:
         raise not_found()
     route, _ = found
+    if caller.app is not None and not route.app_only:
+        # An App's JWT only buys installation tokens; the work is done with those.
+        raise ApiError(403, "Resource not accessible by integration", documentation_url=route.docs)
     if route.needs_auth and caller.user is None:
         raise ApiError(401, "Requires authentication", documentation_url=route.docs)
     return found

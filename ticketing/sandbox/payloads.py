@@ -79,10 +79,14 @@ class PayloadBuilder:
     # Users --------------------------------------------------------------------------------
 
     def user(self, login: str, user_id: int, *, kind: str = "User") -> JsonObject:
-        """Return a ``simple-user`` object."""
-        users = f"{self.api}/users/{login}"
+        """Return a ``simple-user`` object (an App's ``<slug>[bot]`` user is of type Bot)."""
+        users = f"{self.api}/users/{quote(login)}"
         configured = self._find_user(login)
-        code = "04" if kind == "User" else "012"
+        html_url = f"{self.origin}/{login}"
+        if kind == "User" and login.endswith("[bot]"):
+            kind = "Bot"
+            html_url = f"{self.origin}/apps/{login.removesuffix('[bot]')}"
+        code = "04" if kind in ("User", "Bot") else "012"
         return {
             "name": configured.name if configured else None,
             "email": None,
@@ -92,7 +96,7 @@ class PayloadBuilder:
             "avatar_url": f"{self.origin}/avatars/u/{user_id}?v=4",
             "gravatar_id": "",
             "url": users,
-            "html_url": f"{self.origin}/{login}",
+            "html_url": html_url,
             "followers_url": f"{users}/followers",
             "following_url": f"{users}/following{{/other_user}}",
             "gists_url": f"{users}/gists{{/gist_id}}",

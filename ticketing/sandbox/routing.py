@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from yarl import URL
 
-from .config import SandboxUser
+from .config import SandboxApp, SandboxUser
 from .errors import invalid_field, not_found
 from .limits import RateStatus
 from .pagination import link_header, select_page
@@ -35,6 +35,8 @@ class ApiCall:
     url: URL
     docs: str
     rate: RateStatus
+    # The GitHub App whose JWT authenticated the call (App-only operations), if any.
+    app: SandboxApp | None = None
 
     def repo(self) -> RepoRow:
         """Return the repository the path names, or raise GitHub's 404."""
@@ -90,10 +92,12 @@ class Route:
     needs_auth: bool = False
     creates_content: bool = False
     counts_against_limit: bool = True
+    # Authenticated by an App's JWT, not a token (GitHub's /app/... operations).
+    app_only: bool = False
 
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
-_NUMERIC = frozenset({"issue_number", "comment_id", "reaction_id"})
+_NUMERIC = frozenset({"issue_number", "comment_id", "reaction_id", "installation_id"})
 
 
 def route(
@@ -105,6 +109,7 @@ def route(
     needs_auth: bool = False,
     creates_content: bool = False,
     counts_against_limit: bool = True,
+    app_only: bool = False,
 ) -> Route:
     """Declare a route from a path template such as ``/repos/{owner}/{repo}/issues``."""
 
@@ -118,9 +123,10 @@ def route(
         pattern=pattern,
         handler=handler,
         docs=docs,
-        needs_auth=needs_auth or method != "GET",
+        needs_auth=(needs_auth or method != "GET") and not app_only,
         creates_content=creates_content,
         counts_against_limit=counts_against_limit,
+        app_only=app_only,
     )
 
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .config import SandboxConfig, SandboxUser
+from .apps import InstallationGrant, new_installation_grant
+from .config import SandboxApp, SandboxConfig, SandboxUser
 from .store import Author, CommentRow, RepoRow, SandboxStore
 from .timestamps import to_epoch
 
@@ -37,6 +38,14 @@ class SandboxState:
         self._by_token: dict[str, SandboxUser] = {}
         for user in config.users:
             self.add_user(user)
+        self.apps: dict[int, SandboxApp] = {app.id: app for app in config.apps}
+        # Bots are found by login (comment authors) but have no token of their own:
+        # they act only through installation tokens, which expire.
+        self._bots: dict[str, SandboxUser] = {
+            app.bot_login.lower(): app.bot_user(token=f"(App {app.id} has no token)")
+            for app in config.apps
+        }
+        self._grants: dict[str, InstallationGrant] = {}
         self.repos_by_id: dict[int, RepoRow] = {repo.id: repo for repo in store.list_repos()}
         self._hosted: dict[str, RepoRow] = {}
         for full_name in config.repos:
@@ -80,12 +89,37 @@ class SandboxState:
         return tuple(sorted(self._hosted.values(), key=lambda repo: repo.full_name.lower()))
 
     def find_user(self, login: str) -> SandboxUser | None:
-        """Return the user with a login (case-insensitive, as on GitHub), or None."""
-        return self._by_login.get(login.lower())
+        """Return the user or App bot with a login (case-insensitive, as on GitHub), or None."""
+        return self._by_login.get(login.lower()) or self._bots.get(login.lower())
 
     def user_for_token(self, token: str) -> SandboxUser | None:
-        """Return the user a token belongs to, or None."""
-        return self._by_token.get(token)
+        """Return the user a token belongs to, or None (also for an expired installation token)."""
+        user = self._by_token.get(token)
+        if user is not None:
+            return user
+        grant = self._grants.get(token)
+        if grant is None:
+            return None
+        if self.now() >= grant.expires_at:
+            # GitHub answers an expired installation token with 401 Bad credentials.
+            del self._grants[token]
+            return None
+        return grant.user
+
+    def installation_app(self, installation_id: int) -> SandboxApp | None:
+        """Return the App an installation id belongs to, or None."""
+        return next((a for a in self.apps.values() if a.installation_id == installation_id), None)
+
+    def grant_installation_token(self, app: SandboxApp) -> InstallationGrant:
+        """Mint an installation token for an App, valid for one hour of the sandbox clock."""
+        grant = new_installation_grant(app, now=self.now())
+        self._grants[grant.token] = grant
+        return grant
+
+    @property
+    def grants(self) -> tuple[InstallationGrant, ...]:
+        """Return the installation tokens handed out and not yet found expired, oldest first."""
+        return tuple(self._grants.values())
 
     def find_repo(self, owner: str, name: str) -> RepoRow | None:
         """Return a hosted repository (case-insensitive), or None."""

@@ -1,0 +1,233 @@
+"""The answer page ``/desk/``: editors list pending tickets, then sign and post in the browser.
+
+The page is static (``proxy/static/``); it reads tickets from ``/desk/api/*``. Private keys
+never reach the server: the browser imports the editor's key file into WebCrypto as a
+non-extractable key and signs there, so these routes only ever serve what the issue shows.
+
+Access: with no desk token configured the desk answers loopback clients only (a browser on
+this machine); with ``TICKETPROXY_DESK_TOKEN`` set it answers whoever presents that token as
+``Authorization: Bearer <token>`` or ``?token=<token>``. The desk is for editors, not agents,
+so the client API keys of ``/v1`` do not open it.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from importlib import resources
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+
+from auth.policy import commands_in
+from ticketing.desk import Desk, decode_release, utc_now
+from ticketing.github_client import GITHUB_API_URL
+from ticketing.redact import describe_redactions, redact_request
+from ticketing.render import render_ticket
+from ticketing.request import ChatRequest
+from ticketing.store import Ticket, TicketState
+from ticketing.templates import answer_template
+
+from .handlers import DESK
+from .settings import is_loopback
+
+DESK_TOKEN_ENV = "TICKETPROXY_DESK_TOKEN"  # noqa: S105 (a variable name, not a secret)
+_STATES = {
+    TicketState.OPEN: "awaiting answer",
+    TicketState.NEEDS_REVIEW: "needs review",
+}
+_Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass(frozen=True)
+class DeskPageSettings:
+    """What the desk page needs: GitHub's API base for the browser, and its access token."""
+
+    github_api_url: str = GITHUB_API_URL
+    # Kept out of repr so a logged settings object never shows the secret.
+    token: str | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_env(
+        cls, environ: Mapping[str, str], *, github_api_url: str | None = None
+    ) -> DeskPageSettings:
+        """Read ``TICKETPROXY_DESK_TOKEN`` (optional) from ``environ``, at start-up."""
+        token = environ.get(DESK_TOKEN_ENV) or None
+        if token is not None and len(token) < 16:
+            raise ValueError(
+                f"{DESK_TOKEN_ENV} is too short to guard the desk: use at least 16 random "
+                "characters, e.g. the output of `python -c 'import secrets; "
+                "print(secrets.token_urlsafe(24))'`"
+            )
+        return cls(github_api_url=(github_api_url or GITHUB_API_URL).rstrip("/"), token=token)
+
+
+DESK_PAGE = web.AppKey("desk_page", DeskPageSettings)
+DESK_CLOCK: web.AppKey[Callable[[], datetime]] = web.AppKey("desk_clock")
+
+
+def install_desk_page(
+    app: web.Application,
+    settings: DeskPageSettings,
+    *,
+    clock: Callable[[], datetime] = utc_now,
+) -> None:
+    """Add the ``/desk/`` page and its ``/desk/api/*`` JSON routes to ``app``."""
+    app[DESK_PAGE] = settings
+    app[DESK_CLOCK] = clock
+    app.router.add_get("/desk", _redirect_to_page)
+    # The page and its script hold no ticket data and no secret; only the API is guarded.
+    app.router.add_get("/desk/", _page)
+    app.router.add_get("/desk/desk.js", _script)
+    app.router.add_get("/desk/api/config", _guarded(_config))
+    app.router.add_get("/desk/api/tickets", _guarded(_tickets))
+    app.router.add_get("/desk/api/tickets/{number:[0-9]+}", _guarded(_ticket))
+
+
+def refusal(request: web.Request, settings: DeskPageSettings) -> str | None:
+    """Return why this request may not use the desk, or None when it may."""
+    if settings.token is None:
+        if request.remote is not None and is_loopback(request.remote):
+            return None
+        return (
+            "the desk answers only on this machine (loopback); set "
+            f"{DESK_TOKEN_ENV} to open it to other machines with a token"
+        )
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    presented = given.strip() if scheme.lower() == "bearer" else request.query.get("token", "")
+    # Constant-time, so the token cannot be guessed one character at a time.
+    if presented and hmac.compare_digest(presented.encode(), settings.token.encode()):
+        return None
+    return f"the desk needs its token ({DESK_TOKEN_ENV}) as a bearer token or ?token="
+
+
+def _guarded(handler: _Handler) -> _Handler:
+    async def guarded(request: web.Request) -> web.StreamResponse:
+        reason = refusal(request, request.app[DESK_PAGE])
+        if reason is not None:
+            return web.json_response({"error": reason}, status=403, headers=_NO_STORE)
+        return await handler(request)
+
+    return guarded
+
+
+_NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
+
+
+def _static(name: str) -> str:
+    return resources.files("proxy").joinpath("static", name).read_text(encoding="utf-8")
+
+
+async def _redirect_to_page(request: web.Request) -> web.StreamResponse:
+    raise web.HTTPFound(request.rel_url.with_path("/desk/"))
+
+
+async def _page(request: web.Request) -> web.StreamResponse:
+    settings = request.app[DESK_PAGE]
+    api = urlsplit(settings.github_api_url)
+    # The page may talk only to this proxy and to GitHub's API; no inline script at all.
+    policy = (
+        "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+        f"img-src 'self' data:; connect-src 'self' {api.scheme}://{api.netloc}; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
+    return web.Response(
+        text=_static("desk.html"),
+        content_type="text/html",
+        headers={**_NO_STORE, "Content-Security-Policy": policy, "X-Frame-Options": "DENY"},
+    )
+
+
+async def _script(request: web.Request) -> web.StreamResponse:
+    return web.Response(
+        text=_static("desk.js"), content_type="application/javascript", headers=_NO_STORE
+    )
+
+
+async def _config(request: web.Request) -> web.StreamResponse:
+    desk = request.app[DESK]
+    settings = request.app[DESK_PAGE]
+    return web.json_response(
+        {"github_api_url": settings.github_api_url, "repo": desk.settings.repo},
+        headers=_NO_STORE,
+    )
+
+
+async def _tickets(request: web.Request) -> web.StreamResponse:
+    desk = request.app[DESK]
+    now = request.app[DESK_CLOCK]()
+    listed = [
+        ticket_summary(desk, ticket, now=now)
+        for ticket in desk.store.pending_tickets()
+        if ticket.issue_number is not None and ticket.state in _STATES
+    ]
+    return web.json_response({"tickets": listed}, headers=_NO_STORE)
+
+
+async def _ticket(request: web.Request) -> web.StreamResponse:
+    desk = request.app[DESK]
+    number = int(request.match_info["number"])
+    ticket = desk.store.ticket_for_issue(number)
+    if ticket is None or ticket.state not in _STATES:
+        return web.json_response(
+            {"error": f"issue #{number} has no ticket waiting for an answer or a review"},
+            status=404,
+            headers=_NO_STORE,
+        )
+    detail = ticket_detail(desk, ticket, now=request.app[DESK_CLOCK]())
+    return web.json_response(detail, headers=_NO_STORE)
+
+
+def ticket_summary(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any]:
+    """Describe a pending ticket for the list: issue, reference, state and age."""
+    return {
+        "number": ticket.issue_number,
+        "url": ticket.issue_url,
+        "ref": desk.ticket_ref(ticket),
+        "state": _STATES.get(ticket.state, ticket.state.value),
+        "age_seconds": max(0, int((now - ticket.created_at).total_seconds())),
+        "created_at": ticket.created_at.isoformat(),
+        "deadline": ticket.deadline.isoformat(),
+    }
+
+
+def ticket_detail(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any]:
+    """Describe one ticket: its issue body as text, the answer template and any candidate."""
+    detail = ticket_summary(desk, ticket, now=now)
+    stored = desk.store.request_for(ticket.id)
+    request = ChatRequest.from_json(stored) if stored else None
+    body = ""
+    template = ""
+    if request is not None:
+        # Rendered as the issue was: redacted, so no secret of the agent reaches the page.
+        marked = replace(request, key=f"{request.key}{ticket.id:08x}")
+        shown, redactions = redact_request(marked)
+        note = describe_redactions(redactions)
+        body = render_ticket(
+            shown,
+            request_id=ticket.request_id,
+            created=ticket.created_at,
+            deadline=ticket.deadline,
+            repo=desk.settings.repo,
+            notes=(note,) if note else (),
+        ).body
+        template = answer_template(shown) or ""
+    detail["body"] = body
+    detail["template"] = template
+    detail["candidate"] = None
+    candidate = desk.store.pending_candidate(ticket.id)
+    if candidate is not None:
+        release = decode_release(candidate.release)
+        commands = commands_in(release.content, [(c.name, c.arguments) for c in release.tool_calls])
+        detail["candidate"] = {
+            "digest": candidate.digest,
+            "text": candidate.text,
+            "signer": candidate.signer,
+            "comment_url": candidate.comment_url,
+            "required": candidate.required,
+            "commands": [command.show() for command in commands],
+        }
+    return detail

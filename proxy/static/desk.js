@@ -1,0 +1,249 @@
+// The ticketproxy desk: sign answers in the browser with a non-extractable Ed25519 key.
+// The signed comment is exactly what auth/sign.py makes (see auth/comment.py for the format).
+"use strict";
+
+const TRAILER_PREFIX = "<!-- ticketproxy-signature: ";
+const TRAILER_SUFFIX = " -->";
+const TTL_SECONDS = 3600;
+// Python's str.strip() whitespace, so the browser signs the same text the server hashes.
+const PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
+const STRIP_RE = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, "g");
+
+const $ = (id) => document.getElementById(id);
+const state = { deskToken: null, config: null, ticket: null, signer: null };
+
+function normaliseText(text) {
+  return text.replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(STRIP_RE, "");
+}
+
+function base64url(bytes) {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+function base64urlJson(value) {
+  return base64url(new TextEncoder().encode(JSON.stringify(value)));
+}
+
+async function textDigest(text) {
+  const data = new TextEncoder().encode(normaliseText(text));
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
+  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function randomJti() {
+  return base64url(crypto.getRandomValues(new Uint8Array(16)));
+}
+
+// Return the comment body carrying `text` signed for `ticket` (owner/repo#N).
+async function signComment(text, { ticket, signer, act = "answer", judgedDigest = null }) {
+  const digest = act === "answer" ? await textDigest(text) : judgedDigest;
+  if (!/^[0-9a-f]{64}$/.test(digest || "")) throw new Error("no digest to sign");
+  const iat = Math.floor(Date.now() / 1000);
+  const header = { alg: "EdDSA", kid: signer.kid, typ: "JWT" };
+  const claims = {
+    sub: signer.login, aud: ticket, act, sha256: digest,
+    iat, exp: iat + TTL_SECONDS, jti: randomJti(),
+  };
+  const signingInput = `${base64urlJson(header)}.${base64urlJson(claims)}`;
+  const signature = await crypto.subtle.sign(
+    { name: "Ed25519" }, signer.key, new TextEncoder().encode(signingInput));
+  const token = `${signingInput}.${base64url(new Uint8Array(signature))}`;
+  const trailer = `${TRAILER_PREFIX}${token}${TRAILER_SUFFIX}`;
+  const normalised = normaliseText(text);
+  return normalised ? `${normalised}\n\n${trailer}` : trailer;
+}
+
+// --- the key, kept in IndexedDB as a non-extractable CryptoKey ---------------------------
+
+function openDb() {
+  return new Promise((resolve, reject) => {
+    const request = indexedDB.open("ticketproxy-desk", 1);
+    request.onupgradeneeded = () => request.result.createObjectStore("keys");
+    request.onsuccess = () => resolve(request.result);
+    request.onerror = () => reject(request.error);
+  });
+}
+
+async function dbDo(mode, action) {
+  const db = await openDb();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction("keys", mode);
+    const request = action(tx.objectStore("keys"));
+    tx.oncomplete = () => { db.close(); resolve(request.result); };
+    tx.onerror = () => { db.close(); reject(tx.error); };
+  });
+}
+
+async function importKeyFile(file) {
+  const jwk = JSON.parse(await file.text());
+  if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519" || !jwk.d || !jwk.x) {
+    throw new Error("the desk signs with Ed25519 key files (kty OKP, crv Ed25519) only");
+  }
+  if (!jwk.login || !jwk.kid) throw new Error("the key file has no login or kid");
+  // Only the key members: the rest (login, kid, alg) are ours, not WebCrypto's.
+  const key = await crypto.subtle.importKey(
+    "jwk", { kty: "OKP", crv: "Ed25519", x: jwk.x, d: jwk.d }, { name: "Ed25519" },
+    false /* non-extractable */, ["sign"]);
+  const signer = { key, login: jwk.login, kid: jwk.kid };
+  await dbDo("readwrite", (store) => store.put(signer, "signer"));
+  return signer;
+}
+
+function showSigner() {
+  $("key-info").textContent = state.signer
+    ? `Signing as ${state.signer.login} (kid ${state.signer.kid.slice(0, 12)}…)`
+    : "No key imported.";
+}
+
+// --- the proxy's desk API --------------------------------------------------------------
+
+async function deskApi(path) {
+  const headers = state.deskToken ? { Authorization: `Bearer ${state.deskToken}` } : {};
+  const response = await fetch(`/desk/api/${path}`, { headers, cache: "no-store" });
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
+  return data;
+}
+
+function say(message, isError = false) {
+  $("status").textContent = message;
+  $("status").className = isError ? "error" : "";
+}
+
+function age(seconds) {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  return `${Math.floor(seconds / 3600)}h`;
+}
+
+async function loadTickets() {
+  const { tickets } = await deskApi("tickets");
+  const list = $("tickets");
+  list.replaceChildren();
+  for (const ticket of tickets) {
+    const item = document.createElement("li");
+    item.dataset.number = ticket.number;
+    item.textContent = `#${ticket.number} `;
+    const info = document.createElement("span");
+    info.className = "state";
+    info.textContent = `${ticket.state}, ${age(ticket.age_seconds)} old`;
+    item.append(info);
+    item.addEventListener("click", () => openTicket(ticket.number).catch((e) => say(e.message, true)));
+    list.append(item);
+  }
+  if (!tickets.length) say("No ticket is waiting.");
+}
+
+async function openTicket(number) {
+  const ticket = await deskApi(`tickets/${number}`);
+  state.ticket = ticket;
+  for (const item of $("tickets").children) {
+    item.classList.toggle("open", item.dataset.number === String(number));
+  }
+  $("ticket").hidden = false;
+  $("ticket-link").textContent = ticket.ref;
+  $("ticket-link").href = ticket.url || "#";
+  $("ticket-state").textContent = ticket.state;
+  $("ticket-body").textContent = ticket.body;
+  const review = ticket.candidate;
+  $("review").hidden = !review;
+  $("approve").hidden = $("reject").hidden = !review;
+  $("sign").hidden = Boolean(review);
+  $("answer-label").textContent = review ? "Review note" : "Answer";
+  $("answer").value = review ? "" : ticket.template;
+  if (review) {
+    $("cand-signer").textContent = review.signer;
+    $("cand-text").textContent = review.text;
+    $("cand-digest").textContent = review.digest;
+    $("cand-commands").replaceChildren(...review.commands.map((c) => {
+      const li = document.createElement("li");
+      li.textContent = c;
+      return li;
+    }));
+  }
+  $("signed").value = "";
+  $("post").disabled = $("copy").disabled = true;
+  say(`Opened ${ticket.ref}.`);
+}
+
+async function sign(act) {
+  if (!state.signer) throw new Error("import your private key file first");
+  if (!state.ticket) throw new Error("open a ticket first");
+  const judgedDigest = act === "answer" ? null : state.ticket.candidate.digest;
+  $("signed").value = await signComment($("answer").value, {
+    ticket: state.ticket.ref, signer: state.signer, act, judgedDigest,
+  });
+  $("post").disabled = $("copy").disabled = false;
+  say(`Signed (${act}) as ${state.signer.login} for ${state.ticket.ref}.`);
+}
+
+async function postComment() {
+  const token = $("gh-token").value.trim();
+  if (!token) throw new Error("enter your GitHub token to post");
+  sessionStorage.setItem("ticketproxy-gh-token", token);
+  const api = $("api-base").value.trim().replace(/\/+$/, "");
+  const [repo, number] = state.ticket.ref.split("#");
+  const response = await fetch(`${api}/repos/${repo}/issues/${number}/comments`, {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${token}`,
+      Accept: "application/vnd.github+json",
+      "Content-Type": "application/json",
+    },
+    body: JSON.stringify({ body: $("signed").value }),
+  });
+  const data = await response.json().catch(() => ({}));
+  if (!response.ok) throw new Error(`GitHub said ${response.status}: ${data.message || ""}`);
+  say(`Posted: ${data.html_url || "comment created"}`);
+  $("post").disabled = true;
+}
+
+function on(id, handler) {
+  $(id).addEventListener("click", () => handler().catch((e) => say(e.message, true)));
+}
+
+async function start() {
+  const params = new URLSearchParams(location.search);
+  if (params.has("token")) {
+    sessionStorage.setItem("ticketproxy-desk-token", params.get("token"));
+    // Out of the address bar and history, so the token is not shared with a screenshot.
+    history.replaceState(null, "", location.pathname);
+  }
+  state.deskToken = sessionStorage.getItem("ticketproxy-desk-token");
+  $("gh-token").value = sessionStorage.getItem("ticketproxy-gh-token") || "";
+  state.signer = (await dbDo("readonly", (store) => store.get("signer"))) || null;
+  showSigner();
+  $("key-file").addEventListener("change", async (event) => {
+    try {
+      state.signer = await importKeyFile(event.target.files[0]);
+      event.target.value = "";
+      showSigner();
+      say(`Key for ${state.signer.login} imported; it cannot be read back out.`);
+    } catch (e) {
+      say(`Cannot import the key: ${e.message}`, true);
+    }
+  });
+  on("forget-key", async () => {
+    await dbDo("readwrite", (store) => store.delete("signer"));
+    state.signer = null;
+    showSigner();
+  });
+  on("refresh", loadTickets);
+  on("sign", () => sign("answer"));
+  on("approve", () => sign("approve"));
+  on("reject", () => sign("reject"));
+  on("post", postComment);
+  on("copy", async () => {
+    await navigator.clipboard.writeText($("signed").value);
+    say("Signed comment copied.");
+  });
+  state.config = await deskApi("config");
+  $("api-base").value = state.config.github_api_url;
+  await loadTickets();
+}
+
+if (typeof document !== "undefined") {
+  document.addEventListener("DOMContentLoaded", () => start().catch((e) => say(e.message, true)));
+}

@@ -1,0 +1,136 @@
+"""The desk page in real headless Chromium: import a key, sign in the browser, post, deliver.
+
+Needs Debian's Chromium at /usr/bin/chromium (``apt-get install chromium``); Playwright drives
+it and never downloads a browser of its own. Skipped when Chromium is missing, except in CI
+(``CI=true``), where a missing browser fails the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from auth.keyring import Keyring
+from auth.keys import write_signing_key
+from auth.verify import Accepted, verify_comment
+from tests.proxy.test_desk_page import PROMPT, desk_url, start_desk_stack
+from tests.stack import REPO, Stack, stop_stack
+from ticketing.sandbox import RunningSandbox, SandboxConfig
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "desk.png"
+ANSWER = "  Done: hello.txt now holds hello.\r\nSigned in the browser.  "
+
+if not CHROMIUM.exists():
+    if os.environ.get("CI") == "true":
+        pytest.fail(
+            f"{CHROMIUM} is missing in CI: .ci/run must install Debian's chromium",
+            pytrace=False,
+        )
+    pytest.skip(
+        f"{CHROMIUM} is missing: `apt-get install chromium` to run the desk browser test",
+        allow_module_level=True,
+    )
+
+if os.environ.get("CI") == "true":
+    import playwright.async_api as playwright_api
+else:
+    playwright_api = pytest.importorskip("playwright.async_api")
+
+
+@pytest.fixture
+async def desk_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield a running ticketproxy with the desk page, open to loopback clients."""
+    running = await start_desk_stack(github_sandbox, sandbox_config, tmp_path)
+    try:
+        yield running
+    finally:
+        await stop_stack(running)
+
+
+async def test_answer_signed_in_the_browser_reaches_the_openai_client(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """Alice imports her key file, signs on /desk/, posts to GitHub, and the agent gets it."""
+    key_file = tmp_path / "alice.key.json"
+    write_signing_key(key_file, desk_stack.keys["alice"])
+    secret_d = json.loads(key_file.read_text())["d"]
+    pending = asyncio.create_task(
+        desk_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    )
+    await desk_stack.wait_for_issue(1)
+    sent: list[str] = []
+    async with playwright_api.async_playwright() as driver:
+        browser = await driver.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1100, "height": 720})
+            page.on("request", lambda r: sent.append(f"{r.url} {r.post_data or ''}"))
+            await page.goto(desk_url(desk_stack))
+            await page.set_input_files("#key-file", str(key_file))
+            await page.wait_for_function(
+                "document.getElementById('key-info').textContent.includes('alice')"
+            )
+            await page.click("li[data-number='1']")
+            await page.wait_for_selector("#ticket:not([hidden])")
+            await page.fill("#answer", ANSWER)
+            await page.click("#sign")
+            await page.wait_for_function("document.getElementById('signed').value !== ''")
+            signed = await page.input_value("#signed")
+            stored = await page.evaluate(
+                """() => new Promise((resolve) => {
+                    const open = indexedDB.open("ticketproxy-desk", 1);
+                    open.onsuccess = () => {
+                      const get = open.result.transaction("keys").objectStore("keys")
+                        .get("signer");
+                      get.onsuccess = () => resolve({
+                        extractable: get.result.key.extractable,
+                        algorithm: get.result.key.algorithm.name,
+                        login: get.result.login,
+                      });
+                    };
+                  })"""
+            )
+            await page.fill("#gh-token", desk_stack.token("alice"))
+            await page.click("#post")
+            await page.wait_for_function(
+                "document.getElementById('status').textContent.startsWith('Posted')"
+            )
+            await page.evaluate("document.querySelector('main').scrollTo(0, 0)")
+            SCREENSHOT.parent.mkdir(exist_ok=True)
+            await page.screenshot(path=str(SCREENSHOT))
+        finally:
+            await browser.close()
+    completion = await asyncio.wait_for(pending, 10)
+    assert completion.choices[0].message.content == ANSWER.replace("\r\n", "\n").strip()
+    assert stored == {"extractable": False, "algorithm": "Ed25519", "login": "alice"}
+    assert not any(secret_d in request for request in sent)
+    verdict = verify_comment(
+        signed,
+        author_login="alice",
+        author_id=next(u.id for u in desk_stack.config.users if u.login == "alice"),
+        ticket=f"{REPO}#1",
+        keyring=Keyring.load(desk_stack.settings.keyring_path),
+        now=datetime.now(UTC),
+        is_jti_used=lambda jti: False,
+    )
+    assert isinstance(verdict, Accepted), verdict
