@@ -238,6 +238,55 @@ def _dt(value: float | None) -> datetime | None:
     return None if value is None else datetime.fromtimestamp(value, UTC)
 
 
+def _spend_jti_on_open_ticket(
+    db: sqlite3.Connection,
+    *,
+    ticket_id: int,
+    jti: str,
+    comment_id: int,
+    comments: str,
+    at: datetime,
+) -> bool:
+    """Inside a transaction: check the ticket is open and the jti and comment unused, then
+    record the jti as used. ``comments`` is a fixed table name (answers or candidates)."""
+    state = db.execute("SELECT state FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
+    if state is None or TicketState(state["state"]) is not TicketState.OPEN:
+        return False
+    if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (jti,)).fetchone():
+        return False
+    if comments not in {"answers", "candidates"}:
+        raise ValueError(comments)
+    query = f"SELECT 1 FROM {comments} WHERE comment_id = ?"  # noqa: S608 - fixed names
+    if db.execute(query, (comment_id,)).fetchone():
+        return False
+    db.execute(
+        "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
+        (jti, ticket_id, _ts(at)),
+    )
+    return True
+
+
+def _insert_answer(db: sqlite3.Connection, answer: StoredAnswer) -> None:
+    """Inside a transaction: store an answer as the one its ticket released."""
+    db.execute(
+        "INSERT INTO answers (ticket_id, comment_id, comment_url, text, signer, kid, jti,"
+        " digest, accepted_at, delivered_at, release)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
+        (
+            answer.ticket_id,
+            answer.comment_id,
+            answer.comment_url,
+            answer.text,
+            answer.signer,
+            answer.kid,
+            answer.jti,
+            answer.digest,
+            _ts(answer.accepted_at),
+            answer.release,
+        ),
+    )
+
+
 class TicketStore:
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""
 
@@ -413,40 +462,18 @@ class TicketStore:
         or the signature or the comment was already used: the first valid answer wins.
         """
         with self._transaction() as db:
-            state = db.execute(
-                "SELECT state FROM tickets WHERE id = ?", (answer.ticket_id,)
-            ).fetchone()
-            if state is None or TicketState(state["state"]) is not TicketState.OPEN:
-                return False
-            if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (answer.jti,)).fetchone():
-                return False
             # One comment answers one ticket: re-signed (new jti) on a ticket that shares
             # its issue, it loses here rather than raising on the UNIQUE constraint.
-            if db.execute(
-                "SELECT 1 FROM answers WHERE comment_id = ?", (answer.comment_id,)
-            ).fetchone():
+            if not _spend_jti_on_open_ticket(
+                db,
+                ticket_id=answer.ticket_id,
+                jti=answer.jti,
+                comment_id=answer.comment_id,
+                comments="answers",
+                at=answer.accepted_at,
+            ):
                 return False
-            db.execute(
-                "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
-                (answer.jti, answer.ticket_id, _ts(answer.accepted_at)),
-            )
-            db.execute(
-                "INSERT INTO answers (ticket_id, comment_id, comment_url, text, signer, kid, jti,"
-                " digest, accepted_at, delivered_at, release)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                (
-                    answer.ticket_id,
-                    answer.comment_id,
-                    answer.comment_url,
-                    answer.text,
-                    answer.signer,
-                    answer.kid,
-                    answer.jti,
-                    answer.digest,
-                    _ts(answer.accepted_at),
-                    answer.release,
-                ),
-            )
+            _insert_answer(db, answer)
             db.execute(
                 "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ?",
                 (TicketState.ANSWERED, _ts(answer.accepted_at), answer.ticket_id),
@@ -492,21 +519,15 @@ class TicketStore:
     def propose_answer(self, candidate: Candidate) -> bool:
         """Hold a verified answer for review: the ticket must be open and the jti unused."""
         with self._transaction() as db:
-            state = db.execute(
-                "SELECT state FROM tickets WHERE id = ?", (candidate.ticket_id,)
-            ).fetchone()
-            if state is None or TicketState(state["state"]) is not TicketState.OPEN:
+            if not _spend_jti_on_open_ticket(
+                db,
+                ticket_id=candidate.ticket_id,
+                jti=candidate.jti,
+                comment_id=candidate.comment_id,
+                comments="candidates",
+                at=candidate.proposed_at,
+            ):
                 return False
-            if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (candidate.jti,)).fetchone():
-                return False
-            if db.execute(
-                "SELECT 1 FROM candidates WHERE comment_id = ?", (candidate.comment_id,)
-            ).fetchone():
-                return False
-            db.execute(
-                "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
-                (candidate.jti, candidate.ticket_id, _ts(candidate.proposed_at)),
-            )
             db.execute(
                 "INSERT INTO candidates (comment_id, ticket_id, comment_url, text, signer, kid,"
                 " jti, digest, release, required, posted_at, proposed_at, state)"
@@ -621,21 +642,20 @@ class TicketStore:
             )
             if updated.rowcount != 1:
                 return False
-            db.execute(
-                "INSERT INTO answers (ticket_id, comment_id, comment_url, text, signer, kid, jti,"
-                " digest, accepted_at, delivered_at, release)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?)",
-                (
-                    candidate.ticket_id,
-                    candidate.comment_id,
-                    candidate.comment_url,
-                    candidate.text,
-                    candidate.signer,
-                    candidate.kid,
-                    candidate.jti,
-                    candidate.digest,
-                    _ts(now),
-                    candidate.release,
+            _insert_answer(
+                db,
+                StoredAnswer(
+                    ticket_id=candidate.ticket_id,
+                    comment_id=candidate.comment_id,
+                    comment_url=candidate.comment_url,
+                    text=candidate.text,
+                    signer=candidate.signer,
+                    kid=candidate.kid,
+                    jti=candidate.jti,
+                    digest=candidate.digest,
+                    accepted_at=now,
+                    delivered_at=None,
+                    release=candidate.release,
                 ),
             )
             db.execute(
