@@ -14,11 +14,14 @@ from datetime import datetime, timedelta
 from aiohttp import web
 
 from auth.policy import ReviewPolicy
+from ticketing.coordination import Coordinator, LocalCoordinator
 from ticketing.desk import Desk, DeskSettings, KeyringSource, utc_now
-from ticketing.github_client import GITHUB_API_URL, GitHubClient
+from ticketing.errors import GitHubError
+from ticketing.github_client import GITHUB_API_URL, GitHubApp, GitHubClient
 from ticketing.store import TicketStore
 from ticketing.throttle import WriteThrottle
 
+from .desk_page import DeskPageSettings, install_desk_page
 from .handlers import (
     DESK,
     ROUTES,
@@ -39,6 +42,18 @@ from .webhook import WEBHOOK_PATH, github_webhook
 log = logging.getLogger(__name__)
 
 __all__ = ["DESK", "ROUTES", "SETTINGS", "create_app"]
+
+
+def build_coordinator(settings: Settings) -> Coordinator:
+    """Return how this process coordinates with other replicas: Redis, or alone."""
+    if settings.redis_url is None:
+        return LocalCoordinator()
+    # Imported here so that a single process never loads the Redis client.
+    from ticketing.redis_coordination import RedisCoordinator
+
+    # Replicas share the SQLite store in data_dir (one host, a shared volume); Redis holds
+    # only what they must agree on at once (see ticketing.redis_coordination).
+    return RedisCoordinator.from_url(settings.redis_url)
 
 
 def create_app(
@@ -77,17 +92,23 @@ def create_app(
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         store = TicketStore(settings.store_path)
+        coordinator = build_coordinator(settings)
         github = GitHubClient(
             api_url=settings.github_api_url or GITHUB_API_URL,
             token=settings.github_token,
             repo=settings.github_repo,
+            app=github_app(settings),
             throttle=WriteThrottle(
                 per_minute=settings.writes_per_minute,
                 per_hour=settings.writes_per_hour,
                 sleep=sleep,
             ),
             sleep=sleep,
+            clock=clock,
         )
+        desk_bot_login = bot_login
+        if desk_bot_login is None and github.app is not None:
+            desk_bot_login = await app_bot_login(github)
         desk = Desk(
             store=store,
             github=github,
@@ -99,9 +120,10 @@ def create_app(
                 lock_issues=settings.lock_issues,
                 policy=policy,
             ),
-            bot_login=bot_login,
+            bot_login=desk_bot_login,
             clock=clock,
             sleep=sleep,
+            coordinator=coordinator,
         )
         app[DESK] = desk
         await desk.start()
@@ -109,6 +131,7 @@ def create_app(
             yield
         finally:
             await desk.stop()
+            await coordinator.close()
             await github.close()
             store.close()
 
@@ -123,7 +146,40 @@ def create_app(
     app.router.add_post("/v1/completions", legacy_completions)
     app.router.add_post("/completions", legacy_completions)
     app.router.add_get("/healthz", healthz)
+    install_desk_page(
+        app,
+        DeskPageSettings.from_env(environ or {}, github_api_url=settings.github_api_url),
+        clock=clock,
+    )
     app.router.add_get("/readyz", readyz)
     install_metrics(app)
     app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app
+
+
+def github_app(settings: Settings) -> GitHubApp | None:
+    """Return the GitHub App installation the settings name, or None (token or sandbox)."""
+    if (
+        settings.github_app_id is None
+        or settings.github_app_private_key is None
+        or settings.github_app_installation_id is None
+    ):
+        return None
+    return GitHubApp(
+        app_id=settings.github_app_id,
+        installation_id=settings.github_app_installation_id,
+        private_key=settings.github_app_private_key,
+    )
+
+
+async def app_bot_login(github: GitHubClient) -> str | None:
+    """Return the App's ``<slug>[bot]`` login, or None (logged) if GitHub will not say now.
+
+    Without it the desk still skips its own comments by their reply markers; the failure
+    stays on ``github.last_failure``, so ``/readyz`` names the setting to fix.
+    """
+    try:
+        return await github.app_bot_login()
+    except GitHubError as exc:
+        log.error("cannot learn the GitHub App's bot login: %s", exc)
+        return None

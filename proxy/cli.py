@@ -57,8 +57,16 @@ log = logging.getLogger("ticketproxy")
 # Where a private key goes, and which keyring it joins, depend on these variables only:
 # keygen must not fail on an unrelated setting (an editor's own GITHUB_TOKEN, say).
 _PATH_VARIABLES = ("TICKETPROXY_DATA_DIR", "TICKETPROXY_KEYRING")
-# A token in the environment means "use real GitHub" to serve, but the sandbox has its own.
-_TOKEN_VARIABLES = ("TICKETPROXY_GITHUB_TOKEN", "GITHUB_TOKEN")
+# A token or an App in the environment means "use real GitHub" to serve, but the sandbox
+# has its own.
+_TOKEN_VARIABLES = (
+    "TICKETPROXY_GITHUB_TOKEN",
+    "GITHUB_TOKEN",
+    "TICKETPROXY_GITHUB_APP_ID",
+    "TICKETPROXY_GITHUB_APP_PRIVATE_KEY",
+    "TICKETPROXY_GITHUB_APP_PRIVATE_KEY_FILE",
+    "TICKETPROXY_GITHUB_APP_INSTALLATION_ID",
+)
 _ISSUE_NUMBER_RE = re.compile(r"[1-9][0-9]*")
 _REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 # Characters a terminal does not show as themselves (escapes, bidi overrides, zero-width

@@ -50,11 +50,6 @@ SSE_FRAMING = Framing(
 )
 
 
-async def healthz(request: web.Request) -> web.Response:
-    """Say the process is up."""
-    return web.json_response({"status": "ok"})
-
-
 async def list_models(request: web.Request) -> web.Response:
     """List the model ids agents may ask for."""
     return web.json_response(render_model_list(request.app[ROUTES].listed))

@@ -8,6 +8,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
 from .errors import ConfigError
 
 DEFAULT_MODELS = ("gpt-4", "gpt-4-turbo", "gpt-4o", "gpt-3.5-turbo")
@@ -35,19 +39,28 @@ class Settings:
     sandbox_port: int = 8081
     lock_issues: bool = True
     # ticketproxy's own pace for content creation, below GitHub's secondary limits.
-    writes_per_minute: float = 80.0
-    writes_per_hour: float = 500.0
+    # 10% under GitHub's 80/min and 500/h: requests queue behind each other on the way
+    # out, so they reach GitHub a little bunched compared with when they were paced.
+    writes_per_minute: float = 72.0
+    writes_per_hour: float = 450.0
     # TOML table of model routes (people or an upstream model) and aliases; see proxy.routing.
     routes_path: Path | None = None
     # The secret of GitHub's issue_comment webhook; None turns POST /github/webhook off.
     webhook_secret: str | None = field(default=None, repr=False)
     # TOML review policy (which answers need reviewers); None means the shipped default.
     review_policy_path: Path | None = None
+    # A GitHub App installation instead of a token: all three or none (see _github_app).
+    github_app_id: str | None = None
+    github_app_private_key: str | None = field(default=None, repr=False)
+    github_app_installation_id: int | None = None
+    # Redis shared by several replicas (key locks, jtis, poll lease, wake-ups); None: alone.
+    # Out of repr: the URL may carry a password.
+    redis_url: str | None = field(default=None, repr=False)
 
     @property
     def embedded(self) -> bool:
-        """Say whether ticketproxy runs its own GitHub-compatible server (no token given)."""
-        return self.github_token is None
+        """Say whether ticketproxy runs its own GitHub-compatible server (no token, no App)."""
+        return self.github_token is None and self.github_app_id is None
 
     @property
     def store_path(self) -> Path:
@@ -60,9 +73,11 @@ class Settings:
         data_dir = Path(environ.get("TICKETPROXY_DATA_DIR", "data"))
         token = environ.get("TICKETPROXY_GITHUB_TOKEN") or environ.get("GITHUB_TOKEN") or None
         repo = environ.get("TICKETPROXY_GITHUB_REPO")
-        if repo is None and token is not None:
+        app_id, app_key, installation_id = _github_app(environ, token=token)
+        if repo is None and (token is not None or app_id is not None):
+            credential = "a GitHub token" if app_id is None else "a GitHub App"
             raise ConfigError(
-                "TICKETPROXY_GITHUB_REPO is not set: with a GitHub token, name the repository "
+                f"TICKETPROXY_GITHUB_REPO is not set: with {credential}, name the repository "
                 "that holds the tickets, e.g. TICKETPROXY_GITHUB_REPO=acme/agent-desk"
             )
         settings = cls(
@@ -84,10 +99,10 @@ class Settings:
             ),
             lock_issues=_bool(environ, "TICKETPROXY_LOCK_ISSUES", True),
             writes_per_minute=_number(
-                environ, "TICKETPROXY_WRITES_PER_MINUTE", 80.0, low=1.0, unit="writes per minute"
+                environ, "TICKETPROXY_WRITES_PER_MINUTE", 72.0, low=1.0, unit="writes per minute"
             ),
             writes_per_hour=_number(
-                environ, "TICKETPROXY_WRITES_PER_HOUR", 500.0, low=1.0, unit="writes per hour"
+                environ, "TICKETPROXY_WRITES_PER_HOUR", 450.0, low=1.0, unit="writes per hour"
             ),
             routes_path=Path(environ["TICKETPROXY_ROUTES"])
             if environ.get("TICKETPROXY_ROUTES")
@@ -96,6 +111,10 @@ class Settings:
             review_policy_path=Path(environ["TICKETPROXY_REVIEW_POLICY"])
             if environ.get("TICKETPROXY_REVIEW_POLICY")
             else None,
+            github_app_id=app_id,
+            github_app_private_key=app_key,
+            github_app_installation_id=installation_id,
+            redis_url=_redis_url(environ.get("TICKETPROXY_REDIS_URL")),
         )
         return settings
 
@@ -147,6 +166,100 @@ def _url(value: str | None) -> str | None:
             "https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise"
         )
     return value.rstrip("/")
+
+
+_APP_ID = "TICKETPROXY_GITHUB_APP_ID"
+_APP_KEY = "TICKETPROXY_GITHUB_APP_PRIVATE_KEY"
+_APP_KEY_FILE = "TICKETPROXY_GITHUB_APP_PRIVATE_KEY_FILE"
+_APP_INSTALLATION = "TICKETPROXY_GITHUB_APP_INSTALLATION_ID"
+
+
+def _github_app(
+    environ: Mapping[str, str], *, token: str | None
+) -> tuple[str | None, str | None, int | None]:
+    """Read the GitHub App settings: id, private key (PEM) and installation, all or none."""
+    app_id = environ.get(_APP_ID) or None
+    key_text = environ.get(_APP_KEY) or None
+    key_file = environ.get(_APP_KEY_FILE) or None
+    installation = environ.get(_APP_INSTALLATION) or None
+    if key_text is not None and key_file is not None:
+        raise ConfigError(f"both {_APP_KEY} and {_APP_KEY_FILE} are set: set only one of them")
+    given = {
+        _APP_ID: app_id is not None,
+        f"{_APP_KEY} (or {_APP_KEY_FILE})": key_text is not None or key_file is not None,
+        _APP_INSTALLATION: installation is not None,
+    }
+    if not any(given.values()):
+        return None, None, None
+    missing = [name for name, present in given.items() if not present]
+    if missing or app_id is None or installation is None:
+        raise ConfigError(
+            f"the GitHub App settings are incomplete: {', '.join(missing)} not set; a GitHub App "
+            f"needs {_APP_ID}, {_APP_KEY} (or {_APP_KEY_FILE}) and {_APP_INSTALLATION}"
+        )
+    if token is not None:
+        raise ConfigError(
+            "both a GitHub token (TICKETPROXY_GITHUB_TOKEN or GITHUB_TOKEN) and a GitHub App "
+            f"({_APP_ID}) are set: pick one, and unset the other"
+        )
+    if key_file is not None:
+        try:
+            key_text = Path(key_file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"{_APP_KEY_FILE}={key_file!r} cannot be read ({type(exc).__name__}): point it "
+                "at the .pem file GitHub gave you when you generated the App's private key"
+            ) from None
+    source = _APP_KEY_FILE if key_file is not None else _APP_KEY
+    return (
+        _positive_id(app_id, _APP_ID, "the App ID on the App's settings page"),
+        _rsa_private_key(key_text or "", source),
+        int(
+            _positive_id(
+                installation,
+                _APP_INSTALLATION,
+                "the number at the end of the installation's settings URL",
+            )
+        ),
+    )
+
+
+def _positive_id(raw: str, name: str, where: str) -> str:
+    value = raw.strip()
+    if not (value.isascii() and value.isdigit()) or int(value) == 0:
+        raise ConfigError(f"{name}={raw!r} is not a number: use {where}")
+    return value
+
+
+def _rsa_private_key(text: str, name: str) -> str:
+    # Checked now, so a wrong file fails the start with the variable's name, not the first
+    # GitHub call. The key itself never appears in a message.
+    if "\\n" in text and "\n" not in text.strip():
+        # A PEM pasted into a .env file or a CI secret often arrives with literal "\n"s.
+        text = text.replace("\\n", "\n")
+    try:
+        key = serialization.load_pem_private_key(text.strip().encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm):
+        key = None
+    if not isinstance(key, rsa.RSAPrivateKey):
+        raise ConfigError(
+            f"{name} does not hold an unencrypted RSA private key in PEM form: use the .pem "
+            "file GitHub generates for the App (-----BEGIN RSA PRIVATE KEY-----)"
+        )
+    return text.strip() + "\n"
+
+
+def _redis_url(value: str | None) -> str | None:
+    if value is None or value.strip() == "":
+        return None
+    value = value.strip()
+    if not value.startswith(("redis://", "rediss://", "unix://")):
+        # The value is not echoed: it may hold a password.
+        raise ConfigError(
+            "TICKETPROXY_REDIS_URL is not a Redis URL: use redis://HOST:6379/0 (rediss:// for "
+            "TLS, unix:///path/to/redis.sock), or leave it unset for a single process"
+        )
+    return value
 
 
 def _keys(value: str) -> tuple[str, ...]:

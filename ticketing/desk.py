@@ -75,6 +75,7 @@ LABEL_EXPIRED = "expired"
 LABEL_NEEDS_REVIEW = "needs-review"
 _ANSWER = frozenset({Act.ANSWER})
 _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
+_REPLAYED = "This signature was already used; sign the answer again to post it anew."
 # Webhooks count as arriving while the last one is at most this old.
 WEBHOOKS_FRESH_FOR = timedelta(minutes=10)
 
@@ -154,6 +155,17 @@ class Outcome:
         return decode_release(self.answer.release)
 
 
+async def _cancel(task: asyncio.Task[None]) -> None:
+    """Cancel a background task and wait until it has ended."""
+    # Python 3.11's wait_for can lose a cancellation that lands as its timeout fires (the
+    # TimeoutError wins, and the loop suppresses it): so cancel again until the task ends.
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+    with contextlib.suppress(asyncio.CancelledError):
+        task.result()
+
+
 class KeyringSource:
     """Load the keyring file, reloading it when it changes on disk (revocation, rotation)."""
 
@@ -231,20 +243,17 @@ class Desk:
     async def stop(self) -> None:
         """Stop polling and finish queued GitHub writes."""
         if self._poll_task is not None:
-            self._poll_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poll_task
+            await _cancel(self._poll_task)
             self._poll_task = None
         if self._announcing:
             await asyncio.gather(*self._announcing, return_exceptions=True)
+        # The listener first: closing a subscription that a task still reads can hang.
+        if self._listen_task is not None:
+            await _cancel(self._listen_task)
+            self._listen_task = None
         if self._subscription is not None:
             await self._subscription.close()
             self._subscription = None
-        if self._listen_task is not None:
-            self._listen_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listen_task
-            self._listen_task = None
         # Another replica takes over polling at once rather than when the lease runs out.
         await self.coordinator.release_poll_lease(self.replica_id)
         await self.followups.stop()
@@ -287,7 +296,7 @@ class Desk:
                 log.info("request_id=%s ticket %d opened", request_id, ticket.id)
             else:
                 assert ticket is not None
-                log.info(
+                log.debug(
                     "request_id=%s re-attached to ticket %d (%s)",
                     request_id,
                     ticket.id,
@@ -451,7 +460,7 @@ class Desk:
     async def _publish(self, ticket_id: int) -> None:
         try:
             await self.coordinator.publish(ticket_id)
-        except Exception as exc:
+        except TicketingError as exc:
             # The others still find the change at their next read of the store (a deadline
             # or a retry); a lost wake-up delays a client, it loses nothing.
             log.warning("could not announce ticket %d to other replicas: %s", ticket_id, exc)
@@ -493,7 +502,7 @@ class Desk:
                     )
                     # Held through the pause too, so that the replicas do not take turns.
                     await self.coordinator.hold_poll_lease(
-                        self.replica_id, lease + timedelta(seconds=delay)
+                        self.replica_id, lease + timedelta(seconds=min(delay, 86_400.0))
                     )
                 else:
                     # Another replica polls and announces what it finds; look again in
@@ -602,7 +611,7 @@ class Desk:
             # Not one of our tickets, or ordinary discussion: neither can answer.
             return
         if ticket.state is TicketState.NEEDS_REVIEW:
-            self._judge(ticket, comment)
+            await self._judge(ticket, comment)
             return
         if ticket.state is not TicketState.OPEN:
             answer = self.store.answer_for(ticket.id)
@@ -634,6 +643,17 @@ class Desk:
                 "early-judgement",
                 "no answer is waiting for review on this ticket; approvals and rejections"
                 " count only after the bot asks for a review",
+            )
+            return
+        if isinstance(verdict, Accepted) and not await self._claim_jti(verdict, comment):
+            self.answers_rejected[RejectReason.REPLAYED.value] += 1
+            self._reply_once(
+                ticket,
+                comment,
+                f"rejected:{RejectReason.REPLAYED.value}",
+                render_rejection_reply(
+                    comment_url=comment.url, author=comment.author_login, detail=_REPLAYED
+                ),
             )
             return
         if isinstance(verdict, Accepted):
@@ -690,6 +710,20 @@ class Desk:
                     comment_url=comment.url, author=comment.author_login, detail=verdict.detail
                 ),
             )
+
+    async def _claim_jti(self, verdict: Accepted, comment: Comment) -> bool:
+        """Claim the signature's jti for this comment among replicas; False if it is taken."""
+        limits = self.settings.verify_limits
+        # Kept as long as any signature can be valid: past that, its own exp refuses it.
+        ttl = limits.max_lifetime + 2 * limits.leeway
+        if await self.coordinator.claim_jti(verdict.jti, holder=f"comment:{comment.id}", ttl=ttl):
+            return True
+        log.info(
+            "comment %d by %s refused: its jti was already used by another comment",
+            comment.id,
+            comment.author_login,
+        )
+        return False
 
     def _accept(
         self, ticket: Ticket, comment: Comment, verdict: Accepted, release: Release
@@ -800,7 +834,7 @@ class Desk:
             "; ".join(f.rule for f in decision.findings),
         )
 
-    def _judge(self, ticket: Ticket, comment: Comment) -> None:
+    async def _judge(self, ticket: Ticket, comment: Comment) -> None:
         """Count a reviewer's signed approval or rejection of the answer under review."""
         candidate = self.store.pending_candidate(ticket.id)
         if candidate is None:
@@ -825,6 +859,9 @@ class Desk:
                 f" answer under review (sha256 {candidate.digest})",
             }.get(verdict.reason, verdict.detail)
             self._refuse(ticket, comment, f"review:{verdict.reason.value}", detail)
+            return
+        if not await self._claim_jti(verdict, comment):
+            self._refuse(ticket, comment, "review:replayed", _REPLAYED)
             return
         if verdict.act is Act.APPROVE and same_login(verdict.signer, candidate.signer):
             self._refuse(

@@ -22,11 +22,12 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import github
+import jwt
 from github import Auth, Github, GithubException
 from github.Requester import Requester
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
@@ -84,6 +85,57 @@ class CommentPage:
     rate_reset: float | None = None  # epoch seconds (x-ratelimit-reset)
 
 
+@dataclass(frozen=True)
+class GitHubApp:
+    """A GitHub App installation ticketproxy authenticates as, instead of a token."""
+
+    app_id: str
+    installation_id: int
+    private_key: str = field(repr=False)
+
+
+# Where each credential comes from, for error messages that name what to fix.
+PAT_SETTING = "TICKETPROXY_GITHUB_TOKEN"
+APP_VARIABLES = (
+    "TICKETPROXY_GITHUB_APP_ID and TICKETPROXY_GITHUB_APP_PRIVATE_KEY "
+    "(or TICKETPROXY_GITHUB_APP_PRIVATE_KEY_FILE)"
+)
+APP_INSTALLATION_VARIABLE = "TICKETPROXY_GITHUB_APP_INSTALLATION_ID"
+# PyGithub's defaults: the JWT is backdated a minute for clock drift and lives five minutes.
+_JWT_BACKDATE = 60
+_JWT_LIFETIME = 300
+
+
+class _ClockedAppAuth(Auth.AppAuth):
+    """PyGithub's App JWT auth, with ``iat`` and ``exp`` read from an injected clock."""
+
+    def __init__(self, app: GitHubApp, *, clock: Callable[[], datetime]) -> None:
+        super().__init__(app.app_id, app.private_key)
+        self._private_key = app.private_key
+        self._clock = clock
+
+    def create_jwt(self, expiration: int | None = None) -> str:
+        """Return a fresh RS256 JWT: ``iss`` the App id, valid from a minute ago."""
+        now = int(self._clock().timestamp())
+        payload = {
+            "iat": now - _JWT_BACKDATE,
+            "exp": now + (expiration or _JWT_LIFETIME),
+            "iss": str(self.app_id),
+        }
+        return jwt.encode(payload, self._private_key, algorithm="RS256")
+
+
+def app_installation_auth(
+    app: GitHubApp, *, clock: Callable[[], datetime]
+) -> Auth.AppInstallationAuth:
+    """Return PyGithub's auth for an App installation; it buys and renews its own token."""
+    return _ClockedAppAuth(app, clock=clock).get_installation_auth(app.installation_id)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 def parse_github_time(value: str) -> datetime:
     """Parse a GitHub timestamp such as ``2026-01-02T03:04:05Z`` into an aware datetime."""
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
@@ -120,8 +172,13 @@ def _header(headers: Mapping[str, Any] | None, name: str) -> str | None:
     return None
 
 
-def classify_github_failure(exc: BaseException, *, now: float | None = None) -> GitHubError:
-    """Turn a PyGithub or transport exception into this package's error tree."""
+def classify_github_failure(
+    exc: BaseException, *, now: float | None = None, app: bool = False
+) -> GitHubError:
+    """Turn a PyGithub or transport exception into this package's error tree.
+
+    ``app`` says ticketproxy authenticates as a GitHub App, so the messages name its settings.
+    """
     now = time.time() if now is None else now
     if isinstance(exc, GithubException):
         status = exc.status
@@ -154,9 +211,21 @@ def classify_github_failure(exc: BaseException, *, now: float | None = None) -> 
             return GitHubUnavailable(
                 f"GitHub failed ({status}: {message})", retry_after=wait, status=status
             )
+        if status == 401 and app:
+            return GitHubError(
+                f"GitHub rejected the GitHub App's credentials (401 {message}): check that "
+                f"{APP_VARIABLES} are the App's id and one of its private keys",
+                status=status,
+            )
         if status == 401:
             return GitHubError(
-                "GitHub rejected the token (401 Bad credentials): check TICKETPROXY_GITHUB_TOKEN",
+                f"GitHub rejected the token (401 Bad credentials): check {PAT_SETTING}",
+                status=status,
+            )
+        if status == 404 and app:
+            return GitHubError(
+                f"GitHub answered 404: check TICKETPROXY_GITHUB_REPO and that "
+                f"{APP_INSTALLATION_VARIABLE} names the App's installation on that repository",
                 status=status,
             )
         if status == 404:
@@ -188,31 +257,28 @@ class GitHubClient:
         api_url: str,
         token: str | None,
         repo: str,
+        app: GitHubApp | None = None,
         timeout: int = 15,
         attempts: int = 3,
         max_retry_wait: float = 10.0,
         throttle: WriteThrottle | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], datetime] = _utc_now,
     ) -> None:
+        if token and app is not None:
+            raise ValueError("give a token or a GitHub App, not both")
         self.api_url = api_url.rstrip("/")
         self.repo_name = repo
+        self.app = app
+        self._token = token
+        self._timeout = timeout
+        self._clock = clock
         self._attempts = attempts
         self._max_retry_wait = max_retry_wait
         self._sleep = sleep
         self._throttle = throttle or WriteThrottle(sleep=sleep)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="github")
-        self._github = Github(
-            base_url=self.api_url,
-            auth=Auth.Token(token) if token else None,
-            timeout=timeout,
-            retry=None,
-            # ticketproxy paces writes itself (WriteThrottle); PyGithub's pauses would
-            # block the single worker thread.
-            seconds_between_requests=None,
-            seconds_between_writes=None,
-            lazy=True,
-        )
-        self._repo = self._github.get_repo(repo)
+        self._github, self._repo = self._connect()
         self.requests_made = 0
         self.rate_remaining: int | None = None
         self.rate_limit: int | None = None
@@ -222,9 +288,59 @@ class GitHubClient:
         self.calls: Counter[tuple[str, str]] = Counter()
         self.last_failure: GitHubError | None = None
 
+    def _connect(self) -> tuple[Github, Any]:
+        """Build PyGithub's client; with an App, a new one also means a new installation token."""
+        auth: Auth.Auth | None
+        if self.app is not None:
+            auth = app_installation_auth(self.app, clock=self._clock)
+        else:
+            auth = Auth.Token(self._token) if self._token else None
+        client = Github(
+            base_url=self.api_url,
+            auth=auth,
+            timeout=self._timeout,
+            retry=None,
+            # ticketproxy paces writes itself (WriteThrottle); PyGithub's pauses would
+            # block the single worker thread.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            lazy=True,
+        )
+        return client, client.get_repo(self.repo_name)
+
+    def _reconnect(self) -> None:
+        # Runs on the worker thread, like every other use of the PyGithub client.
+        stale = self._github
+        self._github, self._repo = self._connect()
+        stale.close()
+
     @property
     def _requester(self) -> Requester:
         return self._github.requester
+
+    async def app_bot_login(self) -> str:
+        """Return the App's bot login, ``<slug>[bot]``, from the repository's installation.
+
+        Asked with the App's JWT (``GET /repos/{owner}/{repo}/installation``), which also
+        checks that the configured installation is the one on the ticket repository.
+        """
+        app = self.app
+        if app is None:
+            raise GitHubError("ticketproxy is not authenticated as a GitHub App")
+
+        def fetch() -> dict[str, Any]:
+            requester = self._requester.withAuth(_ClockedAppAuth(app, clock=self._clock))
+            _, data = requester.requestJsonAndCheck("GET", f"/repos/{self.repo_name}/installation")
+            return dict(data)
+
+        data = await self._retrying(fetch, what="get installation")
+        if int(data.get("id", 0)) != app.installation_id:
+            raise GitHubError(
+                f"the GitHub App is installed on {self.repo_name} as installation "
+                f"{data.get('id')}, not {app.installation_id}: set "
+                f"{APP_INSTALLATION_VARIABLE}={data.get('id')}"
+            )
+        return f"{data['app_slug']}[bot]"
 
     def reset_in(self, *, now: datetime) -> float | None:
         """Return the seconds until the primary rate limit resets, as GitHub last said."""
@@ -243,9 +359,19 @@ class GitHubClient:
         """Run one GitHub call on the worker thread, mapping failures to GitHubError."""
         try:
             self.requests_made += 1
-            result = await self._run(fn)
+            try:
+                result = await self._run(fn)
+            except GithubException as exc:
+                if self.app is None or exc.status != 401:
+                    raise
+                # GitHub refused the installation token before PyGithub thought it expired
+                # (clock drift, or a revoked token): buy a new one and try once more.
+                log.info("github %s: installation token refused, fetching a new one", what)
+                await self._run(self._reconnect)
+                self.requests_made += 1
+                result = await self._run(fn)
         except Exception as exc:
-            error = classify_github_failure(exc)
+            error = classify_github_failure(exc, app=self.app is not None)
             log.warning("github %s failed: %s", what, error)
             self.last_failure = error
             unknown = "unreachable" if isinstance(error, GitHubUnavailable) else "error"

@@ -1,0 +1,319 @@
+"""Several replicas sharing one Redis (and one SQLite store on one host).
+
+Each test starts a real ``redis-server`` on a free loopback port, without persistence. Where
+it is not installed the tests are skipped with the command that installs it, except in CI
+(``CI=true``), where a skip would hide that the replicas were never tested.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import jwt
+import pytest
+
+from auth.comment import split_signed_comment
+from proxy.errors import ConfigError
+from proxy.settings import Settings
+from proxy.wire import parse_chat_request
+from tests.stack import Stack, free_port, start_stack, stop_stack
+from ticketing.redis_coordination import RedisCoordinator
+from ticketing.sandbox import RunningSandbox, SandboxConfig
+from ticketing.store import TicketState
+
+SECRET = "webhook-secret-0123456789abcdef"
+PROMPT: Any = [{"role": "user", "content": "Which files are in the workspace?"}]
+
+
+def _ping(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path) -> Iterator[str]:
+    """Yield the URL of a fresh redis-server on 127.0.0.1 that keeps nothing on disk."""
+    server = shutil.which("redis-server")
+    if server is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("redis-server not found in CI: .ci/run must install it (redis-server)")
+        pytest.skip("redis-server not found: apt-get install redis-server")
+    workdir = tmp_path / "redis"
+    workdir.mkdir()
+    for _ in range(3):
+        # redis-server cannot take port 0, so pick a free port; retry if it was taken since.
+        port = free_port()
+        # No persistence: --save '' and --appendonly no, in a directory of its own.
+        options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        process = subprocess.Popen(
+            [server, "--port", str(port), *options, "--dir", str(workdir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 5.0
+        while process.poll() is None and time.monotonic() < deadline and not _ping(port):
+            time.sleep(0.01)
+        if process.poll() is None and _ping(port):
+            break
+        process.kill()
+        process.wait()
+    else:
+        pytest.fail("redis-server did not start on a free port")
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        process.wait(timeout=5)
+
+
+@pytest.fixture
+async def replicas(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path, redis_url: str
+) -> AsyncIterator[list[Stack]]:
+    """Yield two replicas on two ports sharing one Redis and one store, polling often."""
+    first = await start_stack(github_sandbox, sandbox_config, tmp_path, redis_url=redis_url)
+    second = await start_stack(
+        github_sandbox, sandbox_config, tmp_path, redis_url=redis_url, keys=first.keys
+    )
+    running = [first, second]
+    try:
+        yield running
+    finally:
+        for stack in running:
+            await stop_stack(stack)
+
+
+async def until(condition: Any, within: float = 10.0) -> None:
+    """Wait until ``condition()`` is true, failing after ``within`` seconds."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not condition():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition never became true")
+        await asyncio.sleep(0.02)
+
+
+async def open_ticket(stack: Stack) -> None:
+    """Open a ticket through ``stack``'s desk, with no client left waiting on it.
+
+    A client still waiting would hold the replica's shutdown until its ticket's deadline.
+    """
+    request = parse_chat_request(
+        {"model": "gpt-4o", "messages": PROMPT}, client="test", models=frozenset({"gpt-4o"})
+    )
+    await stack.desk.submit(request, request_id="req-replicas")
+    await stack.wait_for_issue(1)
+
+
+def jti_of(body: str) -> str:
+    """Return the jti claim of a signed comment body (read, not verified)."""
+    _, token = split_signed_comment(body)
+    assert token is not None
+    return str(jwt.decode(token, options={"verify_signature": False})["jti"])
+
+
+async def test_a_request_sent_to_two_replicas_at_once_opens_one_issue(
+    replicas: list[Stack],
+) -> None:
+    """The same request sent to both replicas at once opens one issue, and both get its answer."""
+    first, second = replicas
+    asks = [
+        asyncio.create_task(stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT))
+        for stack in replicas
+    ]
+    await first.wait_for_issue(1)
+    await first.answer(1, "main.py and README.md")
+    answers = await asyncio.wait_for(asyncio.gather(*asks), timeout=15)
+    assert [a.choices[0].message.content for a in answers] == ["main.py and README.md"] * 2
+    assert [issue.number for issue in await first.issues()] == [1]
+    assert second.desk.store is not first.desk.store
+
+
+async def test_a_webhook_on_one_replica_releases_the_client_waiting_on_another(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path, redis_url: str
+) -> None:
+    """A webhook delivered to replica A releases the client waiting on replica B at once."""
+    # Both poll once an hour: after the first poll only the webhook and pub/sub can act.
+    hooked = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        tmp_path,
+        redis_url=redis_url,
+        webhook_secret=SECRET,
+        poll_interval=3600.0,
+    )
+    waiting = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        tmp_path,
+        redis_url=redis_url,
+        keys=hooked.keys,
+        poll_interval=3600.0,
+    )
+    try:
+        client = waiting.openai()
+        ask = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+        await waiting.wait_for_issue(1)
+        await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
+        await asyncio.sleep(0.2)  # let the first poll finish before the answer exists
+        polls = hooked.desk.polls + waiting.desk.polls
+        await hooked.answer(1, "main.py and README.md")
+        answer = await asyncio.wait_for(ask, timeout=10)
+        assert answer.choices[0].message.content == "main.py and README.md"
+        assert (hooked.desk.answers_accepted, waiting.desk.answers_accepted) == (1, 0)
+        assert hooked.desk.polls + waiting.desk.polls == polls
+    finally:
+        await stop_stack(waiting)
+        await stop_stack(hooked)
+
+
+async def test_only_the_lease_holder_polls_and_another_takes_over_when_it_stops(
+    replicas: list[Stack],
+) -> None:
+    """One replica polls while it holds the lease; when it stops, the other starts polling."""
+    first, _ = replicas
+    await open_ticket(first)
+    await until(lambda: sum(stack.desk.polls for stack in replicas) >= 5)
+    polling = [stack for stack in replicas if stack.desk.polls > 0]
+    assert len(polling) == 1
+    holder = polling[0]
+    other = next(stack for stack in replicas if stack is not holder)
+    await stop_stack(holder)
+    replicas.remove(holder)
+    await until(lambda: other.desk.polls >= 3, within=5.0)
+    ticket = other.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    assert ticket.state is TicketState.OPEN
+
+
+async def test_a_jti_used_through_one_replica_is_refused_through_the_other(
+    replicas: list[Stack],
+) -> None:
+    """A signature whose jti another replica claimed is refused, though the store never saw it."""
+    first, second = replicas
+    await open_ticket(second)
+    body = first.signed("main.py and README.md", number=1)
+    # As a replica on another host does when it accepts a comment: only Redis records it.
+    claimed = await first.desk.coordinator.claim_jti(
+        jti_of(body), holder="comment:999999", ttl=timedelta(hours=1)
+    )
+    assert claimed
+    await first.comment(1, body)
+    await until(lambda: sum(s.desk.answers_rejected["replayed"] for s in replicas) == 1)
+    ticket = second.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    assert ticket.state is TicketState.OPEN
+    assert sum(s.desk.answers_accepted for s in replicas) == 0
+
+
+async def test_a_jti_claimed_for_one_comment_is_refused_for_another_on_every_replica(
+    redis_url: str,
+) -> None:
+    """A jti claimed through one coordinator is refused to another comment through a second one."""
+    one = RedisCoordinator.from_url(redis_url)
+    two = RedisCoordinator.from_url(redis_url)
+    try:
+        ttl = timedelta(hours=24, minutes=2)
+        assert await one.claim_jti("jti-1", holder="comment:1", ttl=ttl)
+        assert not await two.claim_jti("jti-1", holder="comment:2", ttl=ttl)
+        # The same comment seen again (by webhook and by poll) is no replay.
+        assert await two.claim_jti("jti-1", holder="comment:1", ttl=ttl)
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_the_poll_lease_passes_on_only_once_its_holder_releases_it(redis_url: str) -> None:
+    """A second replica cannot take the poll lease until the holder releases it."""
+    one = RedisCoordinator.from_url(redis_url)
+    two = RedisCoordinator.from_url(redis_url)
+    try:
+        ttl = timedelta(seconds=30)
+        assert await one.hold_poll_lease("a", ttl)
+        assert not await two.hold_poll_lease("b", ttl)
+        assert await one.hold_poll_lease("a", ttl)  # renewal by the holder
+        await two.release_poll_lease("b")  # not the holder: changes nothing
+        assert not await two.hold_poll_lease("b", ttl)
+        await one.release_poll_lease("a")
+        assert await two.hold_poll_lease("b", ttl)
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_the_poll_lease_of_a_replica_that_died_lapses(redis_url: str) -> None:
+    """A lease its holder stops renewing lapses after its TTL, and another replica takes it."""
+    one = RedisCoordinator.from_url(redis_url)
+    two = RedisCoordinator.from_url(redis_url)
+    try:
+        assert await one.hold_poll_lease("a", timedelta(milliseconds=100))
+        assert not await two.hold_poll_lease("b", timedelta(seconds=30))
+        await asyncio.sleep(0.2)
+        assert await two.hold_poll_lease("b", timedelta(seconds=30))
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_a_request_key_is_held_by_one_replica_at_a_time(redis_url: str) -> None:
+    """While one replica holds a request key, another waits for it."""
+    one = RedisCoordinator.from_url(redis_url)
+    two = RedisCoordinator.from_url(redis_url)
+    order: list[str] = []
+
+    async def second() -> None:
+        async with two.hold_key("key-1"):
+            order.append("two")
+
+    try:
+        async with one.hold_key("key-1"):
+            waiter = asyncio.create_task(second())
+            await asyncio.sleep(0.2)
+            order.append("one")
+        await asyncio.wait_for(waiter, timeout=5)
+        assert order == ["one", "two"]
+    finally:
+        await one.close()
+        await two.close()
+
+
+async def test_an_announcement_reaches_a_subscriber_on_another_connection(redis_url: str) -> None:
+    """A ticket id published through one coordinator is received through another."""
+    one = RedisCoordinator.from_url(redis_url)
+    two = RedisCoordinator.from_url(redis_url)
+    subscription = await two.subscribe()
+    try:
+        await one.publish(42)
+        received = await asyncio.wait_for(anext(aiter(subscription)), timeout=5)
+        assert received == 42
+    finally:
+        await subscription.close()
+        await one.close()
+        await two.close()
+
+
+def test_the_redis_url_is_read_from_the_environment() -> None:
+    """TICKETPROXY_REDIS_URL sets the Redis URL; unset, the proxy runs alone."""
+    url = "redis://:pw@redis:6379/0"
+    assert Settings.from_env({"TICKETPROXY_REDIS_URL": url}).redis_url == url
+    assert Settings.from_env({}).redis_url is None
+    assert "pw" not in repr(Settings.from_env({"TICKETPROXY_REDIS_URL": url}))
+
+
+def test_a_redis_url_of_another_scheme_is_refused_without_echoing_it() -> None:
+    """A URL that is not redis:// is refused, naming the variable but not its secret."""
+    with pytest.raises(ConfigError, match="TICKETPROXY_REDIS_URL") as raised:
+        Settings.from_env({"TICKETPROXY_REDIS_URL": "http://user:hunter2@host"})
+    assert "hunter2" not in str(raised.value)
