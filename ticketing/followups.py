@@ -264,7 +264,10 @@ class WriteQueue:
         now = self._clock()
         # Claim before sending: should the process die mid-request, the row says the write
         # may have gone out, and is due again after the back-off.
-        self._store.defer_write(write.id, until=now + timedelta(seconds=backoff))
+        if not self._store.defer_write(
+            write.id, until=now + timedelta(seconds=backoff), attempts=write.attempts
+        ):
+            return  # another replica claimed this write first
         try:
             await self._perform(write, data, might_have_sent=write.attempts > 0)
         except GitHubUnavailable as exc:

@@ -743,13 +743,25 @@ class TicketStore:
                 (_ts(now), failure, write_id),
             )
 
-    def defer_write(self, write_id: int, *, until: datetime) -> None:
-        """Try a queued write again later."""
+    def defer_write(self, write_id: int, *, until: datetime, attempts: int | None = None) -> bool:
+        """Try a queued write again later; with ``attempts``, only if no one else took it.
+
+        Replicas sharing the store each run a queue worker: the attempt count read with
+        the row is the claim, so only one of them sends a given write.
+        """
         with self._transaction() as db:
-            db.execute(
-                "UPDATE write_queue SET attempts = attempts + 1, not_before = ? WHERE id = ?",
-                (_ts(until), write_id),
-            )
+            if attempts is None:
+                cursor = db.execute(
+                    "UPDATE write_queue SET attempts = attempts + 1, not_before = ? WHERE id = ?",
+                    (_ts(until), write_id),
+                )
+            else:
+                cursor = db.execute(
+                    "UPDATE write_queue SET attempts = attempts + 1, not_before = ?"
+                    " WHERE id = ? AND attempts = ? AND done_at IS NULL",
+                    (_ts(until), write_id, attempts),
+                )
+            return cursor.rowcount == 1
 
     # --- replies and cursor --------------------------------------------------------------
 

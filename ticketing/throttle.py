@@ -50,8 +50,8 @@ class SlidingWindow:
 class WriteThrottle:
     """Pace content creation below GitHub's per-minute and per-hour secondary limits."""
 
-    per_minute: float = 80
-    per_hour: float = 500
+    per_minute: float = 72
+    per_hour: float = 450
     # Inside the 600 s read timeout of openai clients and AutoGPT, which wait for the 200.
     max_wait: float = 90.0
     clock: Callable[[], float] = time.monotonic

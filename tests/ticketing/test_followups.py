@@ -461,10 +461,10 @@ async def test_client_reports_limit_remaining_and_reset_after_a_poll(
 
 
 def test_write_budget_is_read_from_the_environment() -> None:
-    """TICKETPROXY_WRITES_PER_MINUTE/HOUR set the pace; the defaults are GitHub's 80 and 500."""
+    """TICKETPROXY_WRITES_PER_MINUTE/HOUR set the pace; the defaults keep 10% under GitHub's."""
     assert (Settings.from_env({}).writes_per_minute, Settings.from_env({}).writes_per_hour) == (
-        80.0,
-        500.0,
+        72.0,
+        450.0,
     )
     settings = Settings.from_env(
         {"TICKETPROXY_WRITES_PER_MINUTE": "20", "TICKETPROXY_WRITES_PER_HOUR": "200"}

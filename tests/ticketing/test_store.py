@@ -388,3 +388,21 @@ def test_commit_is_visible_to_a_second_connection_before_close(tmp_path: Path) -
     finally:
         reader.close()
         writer.close()
+
+
+def test_a_queued_write_is_claimed_by_one_worker_only(tmp_path: Path) -> None:
+    """Two workers that read the same due write race to claim it; exactly one wins."""
+    first = TicketStore(tmp_path / "t.sqlite3")
+    second = TicketStore(tmp_path / "t.sqlite3")
+    now = datetime.now(UTC)
+    write_id = first.enqueue_write("comment", issue_number=1, payload="{}", now=now)
+    (seen_by_first,) = first.due_writes(now=now)
+    (seen_by_second,) = second.due_writes(now=now)
+    later = now + timedelta(seconds=5)
+    claims = [
+        first.defer_write(write_id, until=later, attempts=seen_by_first.attempts),
+        second.defer_write(write_id, until=later, attempts=seen_by_second.attempts),
+    ]
+    assert claims == [True, False]
+    first.close()
+    second.close()
