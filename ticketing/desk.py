@@ -18,7 +18,7 @@ import logging
 import os
 import secrets
 import socket
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -75,6 +75,8 @@ LABEL_EXPIRED = "expired"
 LABEL_NEEDS_REVIEW = "needs-review"
 _ANSWER = frozenset({Act.ANSWER})
 _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
+# Delivered outcomes kept in memory to answer retries without touching the store.
+_DELIVERED_CACHE = 4096
 _REPLAYED = "This signature was already used; sign the answer again to post it anew."
 # Webhooks count as arriving while the last one is at most this old.
 WEBHOOKS_FRESH_FOR = timedelta(minutes=10)
@@ -210,6 +212,7 @@ class Desk:
         self._sleep = sleep
         self.followups = WriteQueue(store=store, github=github, clock=clock)
         self._events: dict[int, asyncio.Event] = {}
+        self._delivered: OrderedDict[str, Outcome] = OrderedDict()
         # The cross-process parts (key locks, jtis, poll lease, wake-ups); alone, in-process.
         self.coordinator: Coordinator = coordinator or LocalCoordinator()
         self.replica_id = replica_id or new_replica_id()
@@ -281,6 +284,10 @@ class Desk:
         A retried request (same key) re-attaches to its ticket. Raises GitHubUnavailable
         when GitHub cannot take the issue now; the ticket is kept, so the retry resumes it.
         """
+        delivered = self._recently_delivered(request.key)
+        if delivered is not None:
+            # A retry of an answer already delivered: no lock, no store, no GitHub.
+            return delivered.ticket
         # Held across replicas: a request sent to two of them at once opens one issue.
         async with self.coordinator.hold_key(request.key):
             now = self._clock()
@@ -348,8 +355,28 @@ class Desk:
         if cursor.since is None:
             self.store.set_cursor(PollCursor(since=start, etag=None))
 
+    def _recently_delivered(self, request_key: str) -> Outcome | None:
+        """Return a delivered outcome still inside the redeliver window, from memory."""
+        outcome = self._delivered.get(request_key)
+        if outcome is None or outcome.answer is None or outcome.answer.delivered_at is None:
+            return None
+        if self._clock() - outcome.answer.delivered_at >= self.settings.redeliver_window:
+            del self._delivered[request_key]
+            return None
+        return outcome
+
+    def _remember_delivery(self, outcome: Outcome) -> None:
+        # A delivered outcome never changes again, so any replica may keep it in memory;
+        # bounded, oldest first out.
+        self._delivered[outcome.ticket.request_key] = outcome
+        while len(self._delivered) > _DELIVERED_CACHE:
+            self._delivered.popitem(last=False)
+
     def settled(self, ticket: Ticket) -> Outcome | None:
         """Return the ticket's outcome if it is already decided, without waiting."""
+        remembered = self._recently_delivered(ticket.request_key)
+        if remembered is not None and remembered.ticket.id == ticket.id:
+            return remembered
         current = self.store.get_ticket(ticket.id)
         if current is None:
             return None
@@ -384,6 +411,7 @@ class Desk:
         if outcome.answer is None or ticket.issue_number is None:
             return
         if outcome.answer.delivered_at is not None:
+            self._remember_delivery(outcome)
             return  # a re-delivery (the client retried after a lost response)
         # Queued before the delivery is committed and sent only once it is (see followups):
         # a crash in between can neither lose the close nor close an undelivered ticket.
@@ -411,8 +439,15 @@ class Desk:
             request_id=ticket.request_id,
             only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
         )
-        if self.store.mark_delivered(ticket.id, now=self._clock()):
+        now = self._clock()
+        if self.store.mark_delivered(ticket.id, now=now):
             log.info("request_id=%s ticket %d delivered", ticket.request_id, ticket.id)
+            self._remember_delivery(
+                Outcome(
+                    replace(ticket, state=TicketState.DELIVERED),
+                    replace(answer, delivered_at=now),
+                )
+            )
         else:
             self.followups.cancel(notice, "delivered before")
             self.followups.cancel(close, "delivered before")

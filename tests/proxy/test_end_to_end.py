@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from datetime import timedelta
 
 import aiohttp
 import openai
@@ -157,3 +159,22 @@ async def test_issue_is_locked_so_only_collaborators_can_answer(stack: Stack) ->
 def test_ticket_reference_names_the_repository_and_issue(stack: Stack) -> None:
     """The ``aud`` an editor signs is OWNER/REPO#N of the ticket's issue."""
     assert stack.settings.github_repo == REPO
+
+
+async def test_identical_request_after_the_redeliver_window_opens_a_new_ticket(
+    stack: Stack,
+) -> None:
+    """Within the window a repeat gets the same answer; after it, a new question is asked."""
+    stack.desk.settings = replace(stack.desk.settings, redeliver_window=timedelta(seconds=1))
+    client = stack.openai()
+    first = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "first answer")
+    assert (await asyncio.wait_for(first, 10)).choices[0].message.content == "first answer"
+    repeat = await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+    assert repeat.choices[0].message.content == "first answer"
+    await asyncio.sleep(1.1)
+    later = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(2)
+    await stack.answer(2, "second answer")
+    assert (await asyncio.wait_for(later, 10)).choices[0].message.content == "second answer"
