@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -89,14 +90,15 @@ async def test_answer_signed_in_the_browser_reaches_the_openai_client(
             page.on("request", lambda r: sent.append(f"{r.url} {r.post_data or ''}"))
             await page.goto(desk_url(desk_stack))
             await page.set_input_files("#key-file", str(key_file))
-            await page.wait_for_function(
-                "document.getElementById('key-info').textContent.includes('alice')"
-            )
+            # Locator waits, not wait_for_function: the page's CSP forbids eval.
+            await page.locator("#key-info", has_text="alice").wait_for()
             await page.click("li[data-number='1']")
             await page.wait_for_selector("#ticket:not([hidden])")
             await page.fill("#answer", ANSWER)
             await page.click("#sign")
-            await page.wait_for_function("document.getElementById('signed').value !== ''")
+            await playwright_api.expect(page.locator("#signed")).to_have_value(
+                re.compile("ticketproxy-signature")
+            )
             signed = await page.input_value("#signed")
             stored = await page.evaluate(
                 """() => new Promise((resolve) => {
@@ -114,9 +116,7 @@ async def test_answer_signed_in_the_browser_reaches_the_openai_client(
             )
             await page.fill("#gh-token", desk_stack.token("alice"))
             await page.click("#post")
-            await page.wait_for_function(
-                "document.getElementById('status').textContent.startsWith('Posted')"
-            )
+            await page.locator("#status", has_text="Posted").wait_for()
             await page.evaluate("document.querySelector('main').scrollTo(0, 0)")
             shot = (
                 README_SCREENSHOT
