@@ -29,7 +29,7 @@ from auth.keyring import Keyring
 from auth.logins import same_login
 from auth.policy import Judgement, ReviewDecision, ReviewPolicy, commands_in, decide, tally_review
 from auth.roles import Act, Role
-from auth.verify import Accepted, RejectReason, VerifyLimits, verify_comment
+from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_comment
 
 from .answers import Refusal, Release, prepare_release
 from .coordination import Coordinator, LocalCoordinator, Subscription
@@ -659,17 +659,7 @@ class Desk:
                     render_late_answer_reply(comment_url=comment.url, state=ticket.state.value),
                 )
             return
-        verdict = verify_comment(
-            comment.body,
-            author_login=comment.author_login,
-            author_id=comment.author_id,
-            ticket=self.ticket_ref(ticket),
-            keyring=self._keyring(),
-            now=self._clock(),
-            is_jti_used=self.store.is_jti_used,
-            acts=_ANSWER,
-            limits=self.settings.verify_limits,
-        )
+        verdict = self._verify(ticket, comment, acts=_ANSWER)
         if not isinstance(verdict, Accepted) and verdict.reason is RejectReason.WRONG_ACT:
             # A signed approval or rejection, but no answer waits for review yet.
             self._refuse(
@@ -869,12 +859,16 @@ class Desk:
             "; ".join(f.rule for f in decision.findings),
         )
 
-    async def _judge(self, ticket: Ticket, comment: Comment) -> None:
-        """Count a reviewer's signed approval or rejection of the answer under review."""
-        candidate = self.store.pending_candidate(ticket.id)
-        if candidate is None:
-            return
-        verdict = verify_comment(
+    def _verify(
+        self,
+        ticket: Ticket,
+        comment: Comment,
+        *,
+        acts: frozenset[Act],
+        judged_digest: str | None = None,
+    ) -> Verdict:
+        """Verify a signed comment on this ticket with the keyring and the used jtis."""
+        return verify_comment(
             comment.body,
             author_login=comment.author_login,
             author_id=comment.author_id,
@@ -882,10 +876,17 @@ class Desk:
             keyring=self._keyring(),
             now=self._clock(),
             is_jti_used=self.store.is_jti_used,
-            acts=_JUDGING,
-            judged_digest=candidate.digest,
+            acts=acts,
+            judged_digest=judged_digest,
             limits=self.settings.verify_limits,
         )
+
+    async def _judge(self, ticket: Ticket, comment: Comment) -> None:
+        """Count a reviewer's signed approval or rejection of the answer under review."""
+        candidate = self.store.pending_candidate(ticket.id)
+        if candidate is None:
+            return
+        verdict = self._verify(ticket, comment, acts=_JUDGING, judged_digest=candidate.digest)
         if not isinstance(verdict, Accepted):
             detail = {
                 RejectReason.WRONG_ACT: "an answer is already waiting for review; a reviewer"
