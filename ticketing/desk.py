@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -85,6 +86,16 @@ WEBHOOKS_FRESH_FOR = timedelta(minutes=10)
 def new_replica_id() -> str:
     """Return a name for this process among replicas: host, pid and a random suffix."""
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+
+
+def _version(comment: Comment) -> tuple[int, datetime, str]:
+    """Name one version of a comment for dedupe.
+
+    GitHub's timestamps have whole seconds, so an edit within the same second as the
+    version already seen keeps its ``updated_at``: the body's hash tells them apart.
+    """
+    digest = hashlib.sha256(comment.body.encode("utf-8", "surrogatepass")).hexdigest()
+    return (comment.id, comment.updated_at, digest)
 
 
 def utc_now() -> datetime:
@@ -220,7 +231,7 @@ class Desk:
         self._listen_task: asyncio.Task[None] | None = None
         self._announcing: set[asyncio.Task[None]] = set()
         self._wake = asyncio.Event()
-        self._seen: dict[tuple[int, datetime], None] = {}
+        self._seen: dict[tuple[int, datetime, str], None] = {}
         self._poll_task: asyncio.Task[None] | None = None
         self.polls = 0
         # Read by the proxy's metrics at scrape time (ticketing imports no metrics library).
@@ -594,7 +605,7 @@ class Desk:
                 )
             return
         # The same (id, updated_at) dedupe as the poll: a version seen both ways counts once.
-        version = (comment.id, comment.updated_at)
+        version = _version(comment)
         if version in self._seen:
             return
         self._seen[version] = None
@@ -614,7 +625,7 @@ class Desk:
         newest: datetime | None = None
         for comment in page.comments:
             newest = comment.updated_at if newest is None else max(newest, comment.updated_at)
-            version = (comment.id, comment.updated_at)
+            version = _version(comment)
             if version in self._seen:
                 continue
             self._seen[version] = None

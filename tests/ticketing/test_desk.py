@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from github import GithubException
@@ -211,3 +212,23 @@ def test_default_max_wait_is_an_hour() -> None:
     from ticketing.desk import DeskSettings
 
     assert DeskSettings(repo=REPO).max_wait == timedelta(hours=1)
+
+
+async def test_edit_in_the_same_second_as_the_draft_is_still_seen(
+    start_github_sandbox: Any, sandbox_clock: Any, tmp_path: Path
+) -> None:
+    """GitHub's timestamps have whole seconds: a draft edited into a signed answer within
+    the same second keeps its updated_at, and must still be read again."""
+    running = await start_github_sandbox(clock=sandbox_clock)
+    stack = await start_stack(running, running.sandbox.config, tmp_path)
+    try:
+        pending = await ask(stack)
+        draft = await stack.comment(1, "draft, unsigned")
+        await stack.settle()
+        # The sandbox clock stands still: the edit has the draft's updated_at.
+        await asyncio.to_thread(draft.edit, stack.signed("same-second answer", number=1))
+        assert (await asyncio.wait_for(pending, 10)).choices[0].message.content == (
+            "same-second answer"
+        )
+    finally:
+        await stop_stack(stack)
