@@ -244,7 +244,7 @@ def _rsa_private_key(text: str, name: str) -> str:
     if not isinstance(key, rsa.RSAPrivateKey):
         raise ConfigError(
             f"{name} does not hold an unencrypted RSA private key in PEM form: use the .pem "
-            "file GitHub generates for the App (-----BEGIN RSA PRIVATE KEY-----)"
+            "file GitHub generates for the App (an RSA key in PEM format)"
         )
     return text.strip() + "\n"
 
