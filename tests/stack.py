@@ -213,6 +213,10 @@ async def start_stack(
             add_key_to_keyring(keyring, keys[login], roles=granted, user_id=users[login].id)
     clock = overrides.pop("clock", Clock())
     deliver_webhooks = overrides.pop("deliver_webhooks", True)
+    # None: the proxy asks GitHub who it is (a GitHub App's bot).
+    bot_login = overrides.pop("bot_login", "ticketproxy-bot")
+    # Read by create_app at start-up, e.g. TICKETPROXY_DESK_TOKEN.
+    environ = overrides.pop("environ", {})
     settings = Settings(
         github_repo=REPO,
         github_token=users["ticketproxy-bot"].token,
@@ -225,7 +229,7 @@ async def start_stack(
         heartbeat_interval=0.2,
     )
     settings = replace(settings, **overrides)
-    runner = web.AppRunner(create_app(settings, clock=clock, bot_login="ticketproxy-bot"))
+    runner = web.AppRunner(create_app(settings, clock=clock, bot_login=bot_login, environ=environ))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

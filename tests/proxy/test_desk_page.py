@@ -9,15 +9,9 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from auth.keyring import add_key_to_keyring
-from auth.keys import SigningKey, generate_signing_key
-from auth.roles import Role
-from proxy.app import create_app
-from proxy.desk_page import DeskPageSettings, install_desk_page
-from proxy.settings import Settings
-from tests.stack import CLIENT_KEY, REPO, Clock, Stack, stop_stack
+from proxy.desk_page import DeskPageSettings
+from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 DESK_TOKEN = "desk-token-0123456789abcdef"
@@ -42,50 +36,9 @@ DANGEROUS = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "r
 async def start_desk_stack(
     sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, *, desk_token: str | None = None
 ) -> Stack:
-    """Start a proxy with the desk page, against ``sandbox``, with alice, bob and mallory."""
-    keyring = tmp / "keyring.json"
-    users = {u.login: u for u in config.users}
-    roles = {
-        "alice": (Role.EDITOR,),
-        "bob": (Role.EDITOR, Role.REVIEWER),
-        "mallory": (Role.REVIEWER,),
-    }
-    keys: dict[str, SigningKey] = {}
-    for login, granted in roles.items():
-        keys[login] = generate_signing_key(login=login)
-        add_key_to_keyring(keyring, keys[login], roles=granted, user_id=users[login].id)
-    settings = Settings(
-        github_repo=REPO,
-        github_token=users["ticketproxy-bot"].token,
-        github_api_url=sandbox.api_url,
-        keyring_path=keyring,
-        api_keys=(CLIENT_KEY,),
-        data_dir=tmp / "data",
-        poll_interval=0.05,
-        max_wait=60.0,
-        heartbeat_interval=0.2,
-    )
-    clock = Clock()
-    app = create_app(settings, clock=clock, bot_login="ticketproxy-bot")
+    """Start a proxy (the desk page is part of every app), optionally guarded by a token."""
     environ = {"TICKETPROXY_DESK_TOKEN": desk_token} if desk_token else {}
-    install_desk_page(
-        app, DeskPageSettings.from_env(environ, github_api_url=sandbox.api_url), clock=clock
-    )
-    runner = web.AppRunner(app)
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    return Stack(
-        sandbox=sandbox,
-        config=config,
-        settings=settings,
-        runner=runner,
-        base_url=f"http://{host}:{port}/v1",
-        keys=keys,
-        clock=clock,
-        tmp=tmp,
-    )
+    return await start_stack(sandbox, config, tmp, environ=environ)
 
 
 def desk_url(stack: Stack, path: str = "") -> str:

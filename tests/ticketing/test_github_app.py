@@ -11,15 +11,10 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
 
-from auth.keyring import add_key_to_keyring
-from auth.keys import generate_signing_key
-from auth.roles import Role
-from proxy.app import create_app
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from tests.stack import CLIENT_KEY, REPO, Clock, Stack, stop_stack
+from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
 from tests.ticketing.sandbox.test_app_tokens import (
     APP_ID,
     INSTALLATION_ID,
@@ -41,37 +36,18 @@ async def start_app_stack(
     sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, clock: Clock, *, key: str = "app"
 ) -> Stack:
     """Start a proxy that authenticates as the App (no bot login given: it asks GitHub)."""
-    keyring = tmp / "keyring.json"
-    users = {u.login: u for u in config.users}
-    keys = {}
-    for login, roles in {"alice": (Role.EDITOR,), "bob": (Role.EDITOR, Role.REVIEWER)}.items():
-        keys[login] = generate_signing_key(login=login)
-        add_key_to_keyring(keyring, keys[login], roles=roles, user_id=users[login].id)
     environ = {**APP_ENV, "TICKETPROXY_GITHUB_APP_PRIVATE_KEY": private_pem(key)}
-    settings = replace(
-        Settings.from_env(environ),
-        github_api_url=sandbox.api_url,
-        keyring_path=keyring,
-        api_keys=(CLIENT_KEY,),
-        data_dir=tmp / "data",
-        poll_interval=0.05,
-        max_wait=60.0,
-        heartbeat_interval=0.2,
-    )
-    runner = web.AppRunner(create_app(settings, clock=clock))
-    await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
-    await site.start()
-    host, port = runner.addresses[0][:2]
-    return Stack(
-        sandbox=sandbox,
-        config=config,
-        settings=settings,
-        runner=runner,
-        base_url=f"http://{host}:{port}/v1",
-        keys=keys,
+    app = Settings.from_env(environ)
+    return await start_stack(
+        sandbox,
+        config,
+        tmp,
         clock=clock,
-        tmp=tmp,
+        bot_login=None,
+        github_token=None,
+        github_app_id=app.github_app_id,
+        github_app_private_key=app.github_app_private_key,
+        github_app_installation_id=app.github_app_installation_id,
     )
 
 
