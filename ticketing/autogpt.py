@@ -19,6 +19,9 @@ nesting) and none raises. What it reads:
   parameter is ``name: type`` or ``name?: type`` (optional); commas inside ``<>``, ``()``,
   ``[]`` or ``{}`` do not split. A part that is not ``name: ...`` is not a parameter.
   A command whose ``Params:`` spans several lines (an object type) has none.
+- The task: AutoGPT repeats one instruction as the newest user message of every step
+  ("Determine exactly one command to use next ..."), which says nothing about the step;
+  the run's task is the first user message, in triple quotes.
 - The interface: after ``interface AssistantResponse`` (up to 200 characters, as for an
   ``extends`` clause) and ``{``, members ``name?: type``, quoted or not; types are unions,
   ``T[]``, ``(T)``, ``{ ... }``, string and number literals, and names with ``<...>``
@@ -38,6 +41,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from ticketing.markdown import split_lines
+from ticketing.request import ChatRequest
 
 __all__ = [
     "ArrayType",
@@ -50,6 +54,7 @@ __all__ = [
     "ObjectType",
     "TypeShape",
     "UnionType",
+    "autogpt_task",
     "parse_commands",
     "parse_response_interface",
     "uses_json_convention",
@@ -61,6 +66,10 @@ _MAX_TOKENS = 4_000  # tokens of an interface
 _MAX_SCAN = 50_000  # characters of prompt read after `interface AssistantResponse {`
 
 # Either marker means the agent wants its step as a JSON object in the content.
+# AutoGPT's per-step instruction (agpt 0.5, one_shot prompt strategy's `choose_action`).
+_STEP_INSTRUCTION = "Determine exactly one command to use next"
+_TASK_LIMIT = 2_000  # characters of a task; a longer "task" is not AutoGPT's
+_TRIPLE_QUOTED = re.compile(r'\s*"""(.+?)"""\s*', re.DOTALL)
 _JSON_MARKERS = ("interface AssistantResponse", "RESPOND WITH A JSON OBJECT")
 _INTERFACE = re.compile(r"\binterface\s+AssistantResponse\b([^{};]{0,200})\{")
 _COMMANDS_HEADING = re.compile(r"#{1,6}[ \t]*Commands[ \t]*", re.IGNORECASE)
@@ -81,6 +90,21 @@ _TS_TOKEN = re.compile(
       | (?P<punct>.)""",
     re.VERBOSE | re.DOTALL,
 )
+
+
+# --- the task -------------------------------------------------------------------------------
+
+
+def autogpt_task(request: ChatRequest) -> str | None:
+    """Return the run's task when the newest user message is AutoGPT's per-step boilerplate."""
+    users = [m for m in request.messages if m.role == "user"]
+    if len(users) < 2 or not users[-1].content.lstrip().startswith(_STEP_INSTRUCTION):
+        return None
+    if len(users[0].content) > _TASK_LIMIT + 6:  # the quotes and a little whitespace
+        return None
+    quoted = _TRIPLE_QUOTED.fullmatch(users[0].content)
+    task = quoted[1].strip() if quoted else ""
+    return task or None
 
 
 # --- commands -------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ticketing.autogpt import autogpt_task
 from ticketing.fences import backtick_fence
 from ticketing.markdown import (
     block_text,
@@ -120,10 +121,10 @@ def render_ticket(
         raise ValueError(f"repo must look like owner/name, got {repo!r}")
     agent = _agent_name(request)
     focus = _focus_index(request.messages)
-    focus_message = request.messages[focus] if focus is not None else None
-    title = _render_title(request.model, agent, focus_message)
+    task = autogpt_task(request)
+    title = _render_title(request.model, agent, _title_line(request, focus, task))
     top = _render_header(
-        request, agent=agent, request_id=request_id, created=created, deadline=deadline
+        request, agent=agent, task=task, request_id=request_id, created=created, deadline=deadline
     )
     for note in notes:
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
@@ -185,15 +186,24 @@ def _title_text(text: str, limit: int) -> str:
     return inert_line(text, limit=limit)
 
 
-def _render_title(model: str, agent: str, focus: Message | None) -> str:
-    """Render "[model] agent: first line of the newest user message", at most 120 chars."""
+def _title_line(request: ChatRequest, focus: int | None, task: str | None) -> str:
+    """Return what the title says: the task when the newest message is boilerplate, else it."""
+    if task is not None:
+        # The step instruction AutoGPT repeats says nothing; the task says what the run does.
+        return _title_text(task, TITLE_LIMIT)
+    if focus is None:
+        return "(no messages)"
+    message = request.messages[focus]
+    line = _title_text(_first_line(message.content), TITLE_LIMIT)
+    return line or f"({_title_text(message.role, _TITLE_PART_LIMIT)} message)"
+
+
+def _render_title(model: str, agent: str, line: str, *, step: int | None = None) -> str:
+    """Render "[model] agent: line" (with ", step N" after the agent), at most 120 chars."""
     model_part = _title_text(model, _TITLE_PART_LIMIT) or "model"
     agent_part = _title_text(agent, _TITLE_PART_LIMIT) or "agent"
-    if focus is None:
-        line = "(no messages)"
-    else:
-        line = _title_text(_first_line(focus.content), TITLE_LIMIT)
-        line = line or f"({_title_text(focus.role, _TITLE_PART_LIMIT)} message)"
+    if step is not None:
+        agent_part += f", step {step}"
     title = f"[{model_part}] {agent_part}: {line}"
     if len(title) <= TITLE_LIMIT:
         return title
@@ -209,6 +219,7 @@ def _render_header(
     request: ChatRequest,
     *,
     agent: str,
+    task: str | None,
     request_id: str,
     created: datetime,
     deadline: datetime,
@@ -218,8 +229,10 @@ def _render_header(
         ("Request id", _code(request_id)),
         ("Model", _code(request.model)),
         ("Agent", _code(agent)),
-        ("Client", _code(request.client)),
     ]
+    if task is not None:
+        rows.append(("Task", escape_inline(task, limit=_CELL_LIMIT)))
+    rows.append(("Client", _code(request.client)))
     if request.user is not None:
         rows.append(("User", _code(request.user)))
     metadata = list(request.metadata.items())

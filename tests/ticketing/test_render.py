@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ticketing.autogpt import autogpt_task
 from ticketing.render import (
     GITHUB_BODY_LIMIT,
     MARKER_PREFIX,
@@ -120,12 +121,66 @@ def pings(text: str) -> list[str]:
     return re.findall(r"@[A-Za-z0-9_-]|#\d|GH-\d", text, flags=re.IGNORECASE)
 
 
-def test_autogpt_request_title_names_model_agent_and_newest_user_message() -> None:
-    """The title of the captured AutoGPT step is [model] agent: newest user message, cut."""
+def test_autogpt_request_title_names_model_agent_and_task() -> None:
+    """The captured AutoGPT step is titled with its task, not the boilerplate step instruction."""
     title = render(request_from_body(sample_body())).title
-    assert title.startswith("[gpt-4-turbo] StubBot: Determine exactly one command to use next")
-    assert title.endswith("…")
-    assert len(title) <= 120
+    assert title == "[gpt-4-turbo] StubBot: Write the word hello into hello.txt, then finish."
+    assert "Determine" not in title
+
+
+def test_autogpt_functions_request_title_names_the_task_too() -> None:
+    """With OPENAI_FUNCTIONS the captured step is also titled with its task."""
+    body_json = sample_body("run2_functions")
+    request = request_from_body(body_json, tools=tools_from_body(body_json))
+    title = render(request).title
+    assert title == "[gpt-4-turbo] StubBot: Write the word hello into hello.txt, then finish."
+
+
+def test_autogpt_second_step_title_still_names_the_task() -> None:
+    """The captured second step, after a tool result, keeps the task as its title."""
+    path = SAMPLE.parent / "006_POST_v1_chat_completions.json"
+    request = request_from_body(json.loads(path.read_text())["body"])
+    assert autogpt_task(request) == "Write the word hello into hello.txt, then finish."
+    assert render(request).title.endswith(": Write the word hello into hello.txt, then finish.")
+
+
+def test_autogpt_header_shows_the_task_row() -> None:
+    """The header table of an AutoGPT step has a Task row with the task, escaped."""
+    body = render(request_from_body(sample_body())).body
+    assert "| Task | Write the word hello into hello\\.txt\\, then finish\\. |" in body
+
+
+def test_generic_chat_title_uses_the_newest_user_message_and_has_no_task_row() -> None:
+    """A chat whose newest message is not AutoGPT's boilerplate is titled with that message."""
+    request = chat(Message("user", '"""Summarise this."""'), Message("user", "What is 2+2?"))
+    ticket = render(request)
+    assert autogpt_task(request) is None
+    assert ticket.title == "[gpt-4-turbo] agent: What is 2+2?"
+    assert "| Task |" not in ticket.body
+
+
+def test_autogpt_summary_side_call_is_titled_with_its_own_message() -> None:
+    """AutoGPT's history-summary call (one quoted user message) is not mistaken for a step."""
+    path = SAMPLE.parent / "005_POST_v1_chat_completions.json"
+    request = request_from_body(json.loads(path.read_text())["body"])
+    assert autogpt_task(request) is None
+    assert render(request).title.startswith('[gpt-3.5-turbo] agent: """Executed')
+
+
+def test_task_with_mentions_and_markers_gives_an_inert_title_and_task_row() -> None:
+    """A hostile task cannot ping, forge a marker or break the header table."""
+    task = '"""@octocat fix #12 <!-- x --> | <img src=y>\nnext"""'
+    step = "Determine exactly one command to use next based on the given goals"
+    ticket = render(
+        chat(Message("system", "You are Bot."), Message("user", task), Message("user", step))
+    )
+    assert pings(ticket.title) == []
+    assert "<!--" not in ticket.title
+    assert "\n" not in ticket.title
+    row = next(line for line in ticket.body.splitlines() if line.startswith("| Task"))
+    assert len(re.findall(r"(?<!\\)\|", row.replace("\\\\", ""))) == 3
+    assert pings(outside_fences(ticket.body)) == []
+    assert raw_html(outside_fences(ticket.body)) == []
 
 
 def test_autogpt_request_body_shows_sections_in_reading_order() -> None:
