@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ticketing.autogpt import autogpt_task
@@ -40,25 +40,37 @@ from ticketing.markdown import (
     inert_line,
     neutralise_markers,
 )
+from ticketing.references import parse_ticket_reference, ticket_reference
+from ticketing.replies import REPLY_MARKER_PREFIX
 from ticketing.request import ChatRequest, Message, ToolCall
 from ticketing.templates import answer_notes, answer_template, tool_table
 
 __all__ = [
     "GITHUB_BODY_LIMIT",
     "MARKER_PREFIX",
+    "STEP_MARKER_PREFIX",
     "TITLE_LIMIT",
     "RenderedTicket",
     "find_request_marker",
+    "find_step_marker",
+    "parse_ticket_reference",
+    "render_step",
     "render_ticket",
     "request_marker",
+    "step_marker",
+    "ticket_reference",
 ]
 
 # GitHub refuses issue and comment bodies longer than this ("body is too long").
 GITHUB_BODY_LIMIT = 65_536
 TITLE_LIMIT = 120
 MARKER_PREFIX = "<!-- ticketproxy:request "
+STEP_MARKER_PREFIX = "<!-- ticketproxy:step "
 _MARKER_SUFFIX = " -->"
 _MARKER_LINE = re.compile(r"<!-- ticketproxy:request ([0-9a-f]{1,128}) -->")
+_STEP_MARKER_LINE = re.compile(r"<!-- ticketproxy:step ([0-9a-f]{1,128}) -->")
+# A step comment is one of the bot's replies, so the answer finder never reads it as an answer.
+_STEP_REPLY_MARKER = f"{REPLY_MARKER_PREFIX}step -->"
 _HEX_KEY = re.compile(r"[0-9a-f]{1,128}")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 
@@ -83,18 +95,38 @@ class RenderedTicket:
 
 def request_marker(key: str) -> str:
     """Return the hidden line that ties an issue to its request key."""
+    return f"{MARKER_PREFIX}{_checked_key(key)}{_MARKER_SUFFIX}"
+
+
+def step_marker(key: str) -> str:
+    """Return the hidden line that ties a step comment to its request key."""
+    return f"{STEP_MARKER_PREFIX}{_checked_key(key)}{_MARKER_SUFFIX}"
+
+
+def _checked_key(key: str) -> str:
+    """Return the key when it is 1 to 128 lowercase hex digits, else raise ValueError."""
     if not _HEX_KEY.fullmatch(key):
         raise ValueError(f"request key must be 1 to 128 lowercase hex digits, got {key!r}")
-    return f"{MARKER_PREFIX}{key}{_MARKER_SUFFIX}"
+    return key
 
 
 def find_request_marker(body: str) -> str | None:
     """Return the request key from the renderer's marker line in an issue body, if any."""
+    return _find_marker(_MARKER_LINE, body)
+
+
+def find_step_marker(body: str) -> str | None:
+    """Return the request key from the renderer's marker line in a step comment, if any."""
+    return _find_marker(_STEP_MARKER_LINE, body)
+
+
+def _find_marker(pattern: re.Pattern[str], body: str) -> str | None:
+    """Return the key of the last line of body that is exactly a marker of this pattern."""
     # Agent text can never contain `<!--` (see neutralise_markers), so any exact marker
     # line was written by the renderer; the last one wins, as the renderer writes it last.
     found: str | None = None
     for line in body.splitlines():
-        match = _MARKER_LINE.fullmatch(line.strip())
+        match = pattern.fullmatch(line.strip())
         if match:
             found = match.group(1)
     return found
@@ -115,10 +147,7 @@ def render_ticket(
     header.
     """
     marker = request_marker(request.key)
-    for moment in (created, deadline):
-        format_utc(moment)  # refuse a naive datetime before any arithmetic with it
-    if not _REPO.fullmatch(repo):
-        raise ValueError(f"repo must look like owner/name, got {repo!r}")
+    _check_times_and_repo(created, deadline, repo)
     agent = _agent_name(request)
     focus = _focus_index(request.messages)
     task = autogpt_task(request)
@@ -132,6 +161,74 @@ def render_ticket(
     layout = _layout(request.messages, focus)
     body = _fit(layout, _guide(request), top=top, bottom=bottom, focus=focus)
     return RenderedTicket(title=title, body=body)
+
+
+def render_step(
+    request: ChatRequest,
+    *,
+    step: int,
+    new_from: int,
+    changed: Sequence[int],
+    tools_changed: bool,
+    request_id: str,
+    created: datetime,
+    deadline: datetime,
+    repo: str,
+    issue_number: int,
+    notes: Sequence[str] = (),
+) -> RenderedTicket:
+    """Render a later step of an agent run as a comment on the run's issue.
+
+    ``messages[new_from:]`` are new since the previous step and shown open; ``changed``
+    holds the indices, before ``new_from``, of messages that differ from the previous
+    step's request, shown collapsed. The tool table is shown only when ``tools_changed``.
+    """
+    if isinstance(step, bool) or step < 2:
+        raise ValueError(f"step must be 2 or more (step 1 is the issue itself), got {step!r}")
+    reference = ticket_reference(repo, issue_number, step)
+    markers = f"{_STEP_REPLY_MARKER}\n{step_marker(request.key)}"
+    _check_times_and_repo(created, deadline, repo)
+    count = len(request.messages)
+    if not 0 <= new_from <= count:
+        raise ValueError(f"new_from must be within 0..{count}, got {new_from}")
+    earlier = sorted(set(changed))
+    if any(not 0 <= index < new_from for index in earlier):
+        raise ValueError(f"changed must hold indices below new_from {new_from}, got {changed!r}")
+    agent = _agent_name(request)
+    task = autogpt_task(request)
+    new = request.messages[new_from:]
+    new_focus = _focus_index(new)
+    focus = None if new_focus is None else new_from + new_focus
+    title = _render_title(request.model, agent, _title_line(request, focus, task), step=step)
+    top = _render_step_header(
+        request,
+        agent=agent,
+        task=task,
+        step=step,
+        reference=reference,
+        request_id=request_id,
+        created=created,
+        deadline=deadline,
+    )
+    for note in notes:
+        top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
+    bottom = _render_step_how_to(step, reference, format_utc(deadline)) + "\n" + markers
+    layout = _step_layout(
+        request.messages, step=step, new_from=new_from, focus=focus, changed=earlier
+    )
+    guide = _guide(request)
+    if guide is not None and not tools_changed and guide.table_head:
+        guide = replace(guide, table_head="", rows=(), unchanged=True)
+    body = _fit(layout, guide, top=top, bottom=bottom, focus=focus)
+    return RenderedTicket(title=title, body=body)
+
+
+def _check_times_and_repo(created: datetime, deadline: datetime, repo: str) -> None:
+    """Refuse a naive datetime or a malformed repo before anything is rendered."""
+    for moment in (created, deadline):
+        format_utc(moment)  # refuse a naive datetime before any arithmetic with it
+    if not _REPO.fullmatch(repo):
+        raise ValueError(f"repo must look like owner/name, got {repo!r}")
 
 
 # --- text helpers -------------------------------------------------------------------------
@@ -278,8 +375,68 @@ def _render_how_to(repo: str, deadline: str) -> str:
         "Only comments signed by an editor whose key is in the keyring count; anything else"
         " here is ignored. A signed comment that is edited afterwards no longer counts: post"
         " a new signed comment instead of editing.\n\n"
+        "Later steps of the same agent run arrive as *step comments* on this issue, each"
+        " answered with its own `--step` (for step 2: `ticketproxy answer <this issue's URL>"
+        " --step 2 ...`, signed for the reference the step comment gives). This post is"
+        " step 1 and needs no `--step`.\n\n"
         f"Answer before **{deadline}** (UTC). After the deadline the ticket expires, the agent"
         " is told that nobody answered, and later answers are refused.\n"
+    )
+
+
+def _render_step_header(
+    request: ChatRequest,
+    *,
+    agent: str,
+    task: str | None,
+    step: int,
+    reference: str,
+    request_id: str,
+    created: datetime,
+    deadline: datetime,
+) -> str:
+    """Render the step's heading, its one-sentence introduction and its small table."""
+    rows: list[tuple[str, str]] = [
+        ("Ticket reference", f"`{reference}`"),
+        ("Request id", _code(request_id)),
+        ("Model", _code(request.model)),
+    ]
+    if task is not None:
+        rows.append(("Task", escape_inline(task, limit=_CELL_LIMIT)))
+    rows.append(("Created", format_utc(created)))
+    waited = deadline - created
+    rows.append(("Deadline", f"{format_utc(deadline)} ({format_span(waited)} after creation)"))
+    table = "\n".join(f"| {name} | {value} |" for name, value in rows)
+    who = "The agent" if agent == "agent" else f"The agent, **{escape_inline(agent)}**,"
+    return (
+        f"## Step {step}\n\n"
+        f"{who} continues its run: read what is new since step {step - 1}, then answer this"
+        f" step with a signed comment before the deadline (see *How to answer step {step}*"
+        " below).\n\n"
+        f"| Field | Value |\n|---|---|\n{table}\n\n"
+    )
+
+
+def _render_step_how_to(step: int, reference: str, deadline: str) -> str:
+    """Render the instructions for answering one step, whose reference names the step."""
+    return (
+        f"## How to answer step {step}\n\n"
+        "Write your answer in `answer.md` (start from the answer template; a tool call is one"
+        " `tool_call` block, as the issue's first post shows), then sign it for this step and"
+        " post it on this issue in one step:\n\n"
+        "```sh\n"
+        f"ticketproxy answer <this issue's URL> --step {step}"
+        " --key ~/.ticketproxy/<you>.key --file answer.md\n"
+        "```\n\n"
+        "or sign it, then paste the whole output as a new comment on this issue:\n\n"
+        "```sh\n"
+        f"ticketproxy sign --ticket {reference} --key ~/.ticketproxy/<you>.key answer.md\n"
+        "```\n\n"
+        f"The signature names step {step} (`{reference}`): an answer signed for another step"
+        " does not count here. Only comments signed by an editor whose key is in the keyring"
+        " count, and a signed comment edited afterwards no longer counts.\n\n"
+        f"Answer before **{deadline}** (UTC). After the deadline this step expires and the"
+        " agent is told that nobody answered.\n"
     )
 
 
@@ -363,6 +520,36 @@ def _layout(messages: Sequence[Message], focus: int | None) -> list[_Section]:
     return sections
 
 
+def _step_layout(
+    messages: Sequence[Message],
+    *,
+    step: int,
+    new_from: int,
+    focus: int | None,
+    changed: Sequence[int],
+) -> list[_Section]:
+    """Split a step into the newest new message, the rest of what is new, and changes."""
+    units = [_unit(i + 1, m) for i, m in enumerate(messages)]
+    heading = f"## New since step {step - 1}\n\n"
+    if focus is None:
+        sections = [_Section(heading + "*No new messages since the previous step.*\n\n", "", ())]
+    else:
+        sections = [_Section(heading, "", (units[focus],))]
+        after = tuple(units[focus + 1 :])
+        before = tuple(units[new_from:focus])
+        if after:
+            sections.append(_Section(f"### Since then\n\n{_count(after)} after it:\n\n", "", after))
+        if before:
+            sections.append(
+                _Section(f"### Also new, before it\n\n{_count(before)}:\n\n", "", before)
+            )
+    if changed:
+        shown = tuple(units[i] for i in changed)
+        summary = f"Changed earlier in the conversation ({_count(shown)})"
+        sections.append(_details(summary, shown))
+    return sections
+
+
 def _count(units: Sequence[_Unit]) -> str:
     """Return "1 message" or "N messages"."""
     return "1 message" if len(units) == 1 else f"{len(units)} messages"
@@ -425,6 +612,7 @@ class _Guide:
     table_head: str
     rows: tuple[str, ...]
     noun: str  # what a table row is: "tool" or "command"
+    unchanged: bool = False  # a step whose tools are those of the issue's first step
 
 
 @dataclass(frozen=True)
@@ -488,6 +676,10 @@ def _render_guide(guide: _Guide | None, cut: _GuideCut) -> str:
     parts.extend(f"- {note}\n" for note in guide.notes)
     if guide.notes:
         parts.append("\n")
+    if guide.unchanged:
+        parts.append(
+            "Tools are unchanged since the issue's first step (its first post lists them).\n\n"
+        )
     if guide.table_head:
         shown_rows = guide.rows if cut.rows is None else guide.rows[: cut.rows]
         parts.append(f"The {guide.noun}s the agent offers ({len(guide.rows)}):\n\n")
