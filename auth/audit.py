@@ -51,6 +51,7 @@ __all__ = [
     "SignedRecord",
     "TicketAudit",
     "audit_issue",
+    "audit_steps",
     "audit_ticket",
     "bot_records",
     "pending_answer",
@@ -61,7 +62,11 @@ NEEDS_REVIEW = "needs-review"
 DELIVERED = "delivered"
 # The same prefix as ticketing.replies.REPLY_MARKER_PREFIX: auth may not import ticketing.
 _MARKER_PREFIX = "<!-- ticketproxy:reply "
-_RECORD_RE = re.compile(r"\s*comment_id=([1-9][0-9]{0,18}) sha256=([0-9a-f]{64})\s*")
+# `ticket=` names the step of an agent run the record is about (absent: the issue itself).
+_RECORD_RE = re.compile(
+    r"\s*comment_id=([1-9][0-9]{0,18}) sha256=([0-9a-f]{64})"
+    r"(?: ticket=([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[1-9][0-9]{0,9}(?:/[1-9][0-9]{0,5})?))?\s*"
+)
 _ANSWER = frozenset({Act.ANSWER})
 _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 _JUDGING_VALUES = frozenset(act.value for act in _JUDGING)
@@ -91,6 +96,8 @@ class BotRecord:
     digest: str
     posted_at: datetime
     notice_url: str
+    # The ticket reference of the step it is about (``owner/repo#12/3``), when it names one.
+    ticket: str | None = None
 
 
 @dataclass(frozen=True)
@@ -168,11 +175,19 @@ class PendingAnswer:
         return self.digest != self.current_digest
 
 
-def render_record_line(*, comment_id: int, digest: str) -> str:
-    """Return the record line a bot notice carries: ``comment_id=<n> sha256=<hex>``."""
+def render_record_line(*, comment_id: int, digest: str, ticket: str | None = None) -> str:
+    """Return the record line a bot notice carries: ``comment_id=<n> sha256=<hex>``.
+
+    With ``ticket`` (a step of an agent run, ``owner/repo#12/3``) the line ends in
+    ``ticket=<reference>``, so that the audit checks each step under its own reference.
+    """
     line = f"comment_id={comment_id} sha256={digest}"
+    if ticket is not None:
+        line += f" ticket={ticket}"
     if _RECORD_RE.fullmatch(line) is None:
-        raise ValueError("comment_id must be a positive id and digest a hex SHA-256")
+        raise ValueError(
+            "comment_id must be a positive id, digest a hex SHA-256 and ticket OWNER/REPO#N[/S]"
+        )
     return line
 
 
@@ -203,6 +218,7 @@ def bot_records(
                 digest=found[0].group(2),
                 posted_at=comment.created_at,
                 notice_url=comment.url,
+                ticket=found[0].group(3),
             )
         )
     return tuple(records)
@@ -267,6 +283,62 @@ def audit_issue(
         + " besides the first"
     )
     return replace(audit, verdict="mismatch", problems=(*audit.problems, problem))
+
+
+def audit_steps(
+    issue_ticket: str,
+    comments: Sequence[AuditComment],
+    *,
+    keyring_history: Keyring,
+    bot_login: str,
+    policy: ReviewPolicy | None,
+    limits: VerifyLimits = DEFAULT_LIMITS,
+) -> tuple[TicketAudit, ...]:
+    """Audit every step of an agent run's issue, each under its own ticket reference.
+
+    The bot's delivered notices say which step each release was for (``ticket=``); the
+    signed comments of a step are those whose token names that step (read unverified, only
+    to sort them: each is verified against the step it claims). An issue with no step
+    notices is audited as one ticket, as :func:`audit_issue` does.
+    """
+    delivered = bot_records(comments, kind=DELIVERED, bot_login=bot_login)
+    steps: list[str] = []
+    for record in delivered:
+        ref = record.ticket or issue_ticket
+        if ref not in steps:
+            steps.append(ref)
+    if not steps:
+        steps = [issue_ticket]
+    audits = []
+    for ref in steps:
+        mine = [c for c in comments if _about_step(c, ref, issue_ticket, bot_login)]
+        audits.append(
+            audit_issue(
+                ref,
+                mine,
+                keyring_history=keyring_history,
+                bot_login=bot_login,
+                policy=policy,
+                limits=limits,
+            )
+        )
+    return tuple(audits)
+
+
+def _about_step(comment: AuditComment, ref: str, issue_ticket: str, bot_login: str) -> bool:
+    """Say whether a comment belongs to the audit of step ``ref`` (sorting only, unverified)."""
+    if same_login(comment.author_login, bot_login):
+        return _record_ticket(comment.body, issue_ticket) == ref
+    return _claimed_ticket(comment.body) in {None, ref}
+
+
+def _record_ticket(body: str, default: str) -> str:
+    """Return the step a bot comment's record line names (default: the issue), unverified."""
+    for line in body.replace("\r\n", "\n").split("\n"):
+        match = _RECORD_RE.fullmatch(line)
+        if match is not None:
+            return match.group(3) or default
+    return default
 
 
 def audit_ticket(
@@ -485,8 +557,8 @@ def _signed_text(body: str) -> str | None:
     return None if token is None else normalise_text(text)
 
 
-def _claimed_act(body: str) -> str | None:
-    """Return the ``act`` a signed comment claims, unverified: only to sort comments."""
+def _unverified_claims(body: str) -> dict[str, Any] | None:
+    """Return a signed comment's claims without verifying them: only to sort comments."""
     try:
         _, token = split_signed_comment(body)
         if token is None:
@@ -494,8 +566,25 @@ def _claimed_act(body: str) -> str | None:
         claims = jwt.decode(token, options={"verify_signature": False})
     except (CommentFormatError, jwt.PyJWTError, ValueError, TypeError, RecursionError):
         return None
-    act = claims.get("act") if isinstance(claims, dict) else None
+    return claims if isinstance(claims, dict) else {}
+
+
+def _claimed_act(body: str) -> str | None:
+    """Return the ``act`` a signed comment claims, unverified: only to sort comments."""
+    claims = _unverified_claims(body)
+    if claims is None:
+        return None
+    act = claims.get("act")
     return act if isinstance(act, str) else "malformed"
+
+
+def _claimed_ticket(body: str) -> str | None:
+    """Return the ticket (``aud``) a signed comment claims, unverified; None when unsigned."""
+    claims = _unverified_claims(body)
+    if claims is None:
+        return None
+    aud = claims.get("aud")
+    return aud if isinstance(aud, str) else "malformed"
 
 
 def _iso(value: datetime) -> str:

@@ -21,7 +21,7 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from auth.audit import AuditComment, PendingAnswer, TicketAudit, audit_issue, pending_answer
+from auth.audit import AuditComment, PendingAnswer, TicketAudit, audit_steps, pending_answer
 from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
@@ -562,21 +562,25 @@ def _audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         with _editor_errors(api_url, f"repository {repo}"):
             issues = fetch_tickets_once(api_url=api_url, token=token, repo=repo)
     mismatches = 0
+    audited = 0
     for issue in issues:
-        result = audit_issue(
+        # One audit per step of an agent run, each under its own ticket reference.
+        results = audit_steps(
             f"{repo}#{issue.number}",
             _audit_comments(issue),
             keyring_history=keyring,
             bot_login=args.bot or issue.author_login,
             policy=policy,
         )
-        mismatches += result.verdict == "mismatch"
-        if args.json:
-            print(json.dumps({**result.to_json(), "issue_url": issue.url}, ensure_ascii=False))
-        else:
-            print(_shown(_audit_text(result, issue)))
+        for result in results:
+            audited += 1
+            mismatches += result.verdict == "mismatch"
+            if args.json:
+                print(json.dumps({**result.to_json(), "issue_url": issue.url}, ensure_ascii=False))
+            else:
+                print(_shown(_audit_text(result, issue)))
     if not args.json:
-        print(f"{len(issues)} ticket(s) audited, {mismatches} mismatch(es)")
+        print(f"{audited} ticket(s) audited, {mismatches} mismatch(es)")
     return 1 if mismatches else 0
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from typing import Any
@@ -25,8 +25,7 @@ from aiohttp import web
 from auth.policy import commands_in
 from ticketing.desk import Desk, decode_release, utc_now
 from ticketing.github_client import GITHUB_API_URL
-from ticketing.redact import describe_redactions, redact_request
-from ticketing.render import render_ticket
+from ticketing.redact import redact_request
 from ticketing.request import ChatRequest
 from ticketing.store import Ticket, TicketState
 from ticketing.templates import answer_template
@@ -182,9 +181,10 @@ async def _ticket(request: web.Request) -> web.StreamResponse:
 
 
 def ticket_summary(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any]:
-    """Describe a pending ticket for the list: issue, reference, state and age."""
+    """Describe a pending ticket for the list: issue, reference, step, state and age."""
     return {
         "number": ticket.issue_number,
+        "step": ticket.step,
         "url": ticket.issue_url,
         "ref": desk.ticket_ref(ticket),
         "state": _STATES.get(ticket.state, ticket.state.value),
@@ -202,18 +202,10 @@ def ticket_detail(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any
     body = ""
     template = ""
     if request is not None:
-        # Rendered as the issue was: redacted, so no secret of the agent reaches the page.
-        marked = replace(request, key=f"{request.key}{ticket.id:08x}")
-        shown, redactions = redact_request(marked)
-        note = describe_redactions(redactions)
-        body = render_ticket(
-            shown,
-            request_id=ticket.request_id,
-            created=ticket.created_at,
-            deadline=ticket.deadline,
-            repo=desk.settings.repo,
-            notes=(note,) if note else (),
-        ).body
+        # Rendered as GitHub shows it (the issue, or the step's comment): redacted, so no
+        # secret of the agent reaches the page.
+        body = desk.render(ticket, request).body
+        shown, _ = redact_request(request)
         template = answer_template(shown) or ""
     detail["body"] = body
     detail["template"] = template

@@ -14,8 +14,9 @@ from ticketing.answers import Release
 from ticketing.desk import Desk, Outcome
 from ticketing.replies import render_expired_completion
 from ticketing.request import ChatRequest
+from ticketing.threads import THREAD_NAME_LIMIT
 
-from .errors import NotFound
+from .errors import InvalidRequest, NotFound
 from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
 from .routing import UPSTREAM, RoutedModel, RouteTable, route_request
@@ -38,6 +39,10 @@ from .wire import (
 SETTINGS = web.AppKey("settings", Settings)
 DESK = web.AppKey("desk", Desk)
 ROUTES = web.AppKey("routes", RouteTable)
+
+# A client may name its agent run: every request with the same name (from the same client
+# key) lands on one issue, a step comment each.
+THREAD_HEADER = "X-Ticketproxy-Thread"
 
 SSE_FRAMING = Framing(
     content_type="text/event-stream; charset=utf-8",
@@ -88,6 +93,21 @@ def _sse(events: list[dict[str, Any]]) -> bytes:
     return "".join(lines).encode()
 
 
+def thread_name(request: web.Request) -> str | None:
+    """Return the agent run the client named in the thread header, or None."""
+    raw = request.headers.get(THREAD_HEADER)
+    if raw is None:
+        return None
+    name = raw.strip()
+    if not name or len(name) > THREAD_NAME_LIMIT or not name.isprintable():
+        raise InvalidRequest(
+            f"the {THREAD_HEADER} header must be 1 to {THREAD_NAME_LIMIT} printable characters",
+            param=THREAD_HEADER,
+            code="invalid_thread",
+        )
+    return name
+
+
 async def _answer(
     request: web.Request,
     chat: ChatRequest,
@@ -99,9 +119,14 @@ async def _answer(
     settings = request.app[SETTINGS]
     desk = request.app[DESK]
     request_id = request[REQUEST_ID]
-    ticket = await desk.submit(chat, request_id=request_id)
+    ticket = await desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
     created = int(ticket.created_at.timestamp())
-    headers = {"x-request-id": request_id, "x-ticketproxy-ticket": ticket.issue_url or ""}
+    headers = {
+        "x-request-id": request_id,
+        "x-ticketproxy-ticket": ticket.issue_url or "",
+        # What an editor's signature names: `owner/repo#12`, or `owner/repo#12/3` for step 3.
+        "x-ticketproxy-ref": desk.ticket_ref(ticket) if ticket.issue_number is not None else "",
+    }
     if stream:
         headers["Cache-Control"] = "no-cache"
     settled = desk.settled(ticket)

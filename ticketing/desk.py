@@ -44,7 +44,8 @@ from .github_client import (
     poll_delay,
 )
 from .redact import describe_redactions, redact_request
-from .render import render_ticket, request_marker
+from .references import ticket_reference
+from .render import RenderedTicket, render_step, render_ticket, request_marker
 from .replies import (
     is_bot_reply,
     render_delivered_notice,
@@ -61,9 +62,18 @@ from .store import (
     PollCursor,
     StoredAnswer,
     StoredJudgement,
+    ThreadStart,
     Ticket,
     TicketState,
     TicketStore,
+)
+from .threads import (
+    continuation_fingerprints,
+    is_side_call,
+    named_thread_key,
+    reply_fingerprint,
+    step_delta,
+    tools_changed,
 )
 from .webhooks import CommentEvent
 
@@ -74,6 +84,11 @@ LABEL_AWAITING = "awaiting-answer"
 LABEL_ANSWERED = "answered"
 LABEL_EXPIRED = "expired"
 LABEL_NEEDS_REVIEW = "needs-review"
+# Reactions on an editor's signed comment: seen and verified, delivered, refused (GitHub's
+# reaction set has no check mark or cross: a rocket and a thumbs-down stand in for them).
+REACTION_SEEN = "eyes"
+REACTION_DELIVERED = "rocket"
+REACTION_REFUSED = "-1"
 _ANSWER = frozenset({Act.ANSWER})
 _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 # Delivered outcomes kept in memory to answer retries without touching the store.
@@ -273,8 +288,18 @@ class Desk:
         await self.followups.stop()
 
     def ticket_ref(self, ticket: Ticket) -> str:
-        """Return the ticket reference a signature's ``aud`` must name: ``owner/repo#N``."""
-        return f"{self.settings.repo}#{ticket.issue_number}"
+        """Return the reference a signature's ``aud`` must name: ``owner/repo#N`` or ``#N/step``.
+
+        The step is part of it, so a signature for one step of an agent run can answer
+        no other step on the same issue.
+        """
+        if ticket.issue_number is None:
+            raise ValueError(f"ticket {ticket.id} has no issue yet")
+        return ticket_reference(self.settings.repo, ticket.issue_number, ticket.step)
+
+    def _step_ref(self, ticket: Ticket) -> str | None:
+        """Return the reference a bot record names for a later step; None for the issue."""
+        return self.ticket_ref(ticket) if ticket.step > 1 else None
 
     # --- submitting and waiting ----------------------------------------------------------
 
@@ -289,11 +314,16 @@ class Desk:
             return delivered is not None and now - delivered < self.settings.redeliver_window
         return False
 
-    async def submit(self, request: ChatRequest, *, request_id: str) -> Ticket:
+    async def submit(
+        self, request: ChatRequest, *, request_id: str, thread_name: str | None = None
+    ) -> Ticket:
         """Return the ticket for this request, opening an issue only if none is live.
 
-        A retried request (same key) re-attaches to its ticket. Raises GitHubUnavailable
-        when GitHub cannot take the issue now; the ticket is kept, so the retry resumes it.
+        A retried request (same key) re-attaches to its ticket. The next step of an agent
+        run (see :mod:`ticketing.threads`; ``thread_name`` is a thread the client named)
+        becomes a step comment on the run's issue rather than an issue of its own. Raises
+        GitHubUnavailable when GitHub cannot take the issue now; the ticket is kept, so the
+        retry resumes it.
         """
         delivered = self._recently_delivered(request.key)
         if delivered is not None:
@@ -303,15 +333,27 @@ class Desk:
         async with self.coordinator.hold_key(request.key):
             now = self._clock()
             ticket = self.store.latest_ticket_for_key(request.key)
-            if not self._reusable(ticket, now):
+            fresh = not self._reusable(ticket, now)
+            if fresh:
                 ticket = self.store.open_ticket(
                     request.key,
                     request_id=request_id,
                     created=now,
                     deadline=now + self.settings.max_wait,
                     request=request.to_json(),
+                    client=request.client,
+                    thread=self._thread_for(request, thread_name),
                 )
-                log.info("request_id=%s ticket %d opened", request_id, ticket.id)
+                if thread_name is not None and ticket.thread_id is not None:
+                    key = named_thread_key(request.client, thread_name)
+                    self.store.name_thread(key, ticket.thread_id)
+                log.info(
+                    "request_id=%s ticket %d opened (step %d of run %s)",
+                    request_id,
+                    ticket.id,
+                    ticket.step,
+                    ticket.thread_id,
+                )
             else:
                 assert ticket is not None
                 log.debug(
@@ -320,33 +362,139 @@ class Desk:
                     ticket.id,
                     ticket.state,
                 )
-            if ticket.state is TicketState.CREATING:
+            assert ticket is not None
+            if ticket.state is TicketState.CREATING and ticket.step > 1:
+                ticket = await self._create_step(ticket, request, fresh=fresh)
+            elif ticket.state is TicketState.CREATING:
                 ticket = await self._create_issue(ticket, request)
             self._wake.set()
         # Wakes the replica holding the poll lease, should it be idle.
         self._announce(ticket.id)
         return ticket
 
-    async def _create_issue(self, ticket: Ticket, request: ChatRequest) -> Ticket:
+    # --- threads: one issue per agent run -----------------------------------------------
+
+    def _thread_for(self, request: ChatRequest, name: str | None) -> ThreadStart | None:
+        """Return the agent run this request continues, or None to open an issue of its own."""
+        if name is not None:
+            thread_id = self.store.thread_for_name(named_thread_key(request.client, name))
+            return None if thread_id is None else self._continue(thread_id, None)
+        for _, fingerprint in continuation_fingerprints(request):
+            parent = self.store.ticket_for_reply(fingerprint)
+            if parent is not None and parent.thread_id is not None:
+                return self._continue(parent.thread_id, parent)
+        if is_side_call(request):
+            thread_id = self.store.latest_thread_of_client(request.client)
+            return None if thread_id is None else self._continue(thread_id, None)
+        return None
+
+    def _continue(self, thread_id: int, parent: Ticket | None) -> ThreadStart | None:
+        """Continue the run after ``parent`` (default: its newest step), if its issue exists."""
+        root = self.store.get_ticket(thread_id)
+        if root is None or root.issue_number is None:
+            return None
+        parent = parent or self.store.newest_in_thread(thread_id)
+        if parent is None:
+            return None
+        return ThreadStart(thread_id=thread_id, parent_id=parent.id)
+
+    def render(self, ticket: Ticket, request: ChatRequest) -> RenderedTicket:
+        """Render a ticket as GitHub shows it: the issue (step 1) or its step comment."""
         # One marker per ticket, not per request: after an expiry the same request opens a
         # new ticket, which must never be matched to the old, expired issue.
         marked = replace(request, key=f"{request.key}{ticket.id:08x}")
-        marker = request_marker(marked.key)
         # Secrets in the prompt are not posted; the stored request keeps them, since
         # answers are checked against what the agent really sent.
         shown, redactions = redact_request(marked)
         note = describe_redactions(redactions)
-        rendered = render_ticket(
+        notes = (note,) if note else ()
+        parent = None if ticket.parent_id is None else self.store.get_ticket(ticket.parent_id)
+        root = None if ticket.thread_id is None else self.store.get_ticket(ticket.thread_id)
+        stored = None if parent is None else self.store.request_for(parent.id)
+        if ticket.step == 1 or parent is None or root is None or stored is None:
+            return render_ticket(
+                shown,
+                request_id=ticket.request_id,
+                created=ticket.created_at,
+                deadline=ticket.deadline,
+                repo=self.settings.repo,
+                notes=notes,
+            )
+        assert root.issue_number is not None
+        previous = ChatRequest.from_json(stored)
+        delta = step_delta(previous, request, echoed=self._echoed(parent, previous, request))
+        return render_step(
             shown,
+            step=ticket.step,
+            new_from=delta.new_from,
+            changed=delta.changed,
+            tools_changed=tools_changed(previous, request),
             request_id=ticket.request_id,
             created=ticket.created_at,
             deadline=ticket.deadline,
             repo=self.settings.repo,
-            notes=(note,) if note else (),
+            issue_number=root.issue_number,
+            notes=notes,
         )
+
+    def _echoed(self, parent: Ticket, previous: ChatRequest, request: ChatRequest) -> int | None:
+        """Return the index of the assistant message repeating the parent's reply, if any."""
+        release = Outcome(parent, self.store.answer_for(parent.id)).release
+        if release is None:
+            return None
+        wanted = reply_fingerprint(previous, release.content, release.tool_calls)
+        for index, fingerprint in continuation_fingerprints(request):
+            if fingerprint == wanted:
+                return index
+        return None
+
+    def _link_reply(self, ticket: Ticket, release: Release) -> None:
+        """Remember the reply this ticket gives, so the agent's next step finds its run."""
+        stored = self.store.request_for(ticket.id)
+        if stored is None:
+            return
+        request = ChatRequest.from_json(stored)
+        fingerprint = reply_fingerprint(request, release.content, release.tool_calls)
+        self.store.link_reply(fingerprint, ticket.id)
+
+    async def _create_step(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> Ticket:
+        """Post the next step of an agent run as a comment on its issue, and reopen it."""
+        root = self.store.get_ticket(ticket.thread_id or ticket.id)
+        assert root is not None
+        assert root.issue_number is not None
+        assert root.issue_url is not None
+        number = root.issue_number
+        rendered = self.render(ticket, request)
+        # A ticket still "creating" from an earlier attempt may have its comments already:
+        # then each is looked for (by its exact body) before it is posted.
+        comment_id = await self.github.post_comment(
+            number, rendered.body, might_have_sent=not fresh
+        )
+        for part in rendered.continuations:
+            await self.github.post_comment(number, part, might_have_sent=not fresh)
+        guard = Guard.ticket_in(ticket.id, {TicketState.OPEN}, newest_step=True)
+        self.followups.reopen(number, request_id=ticket.request_id, only_if=guard)
+        self.followups.set_labels(
+            number, [LABEL, LABEL_AWAITING], request_id=ticket.request_id, only_if=guard
+        )
+        url = f"{root.issue_url.split('#', 1)[0]}#issuecomment-{comment_id}"
+        log.info(
+            "request_id=%s ticket %d is step %d of issue #%d (%s)",
+            ticket.request_id,
+            ticket.id,
+            ticket.step,
+            number,
+            url,
+        )
+        return self.store.set_issue(ticket.id, number=number, url=url, now=self._clock())
+
+    async def _create_issue(self, ticket: Ticket, request: ChatRequest) -> Ticket:
+        rendered = self.render(ticket, request)
+        marker = request_marker(f"{request.key}{ticket.id:08x}")
         # A ticket still "creating" may already have its issue (a crash or a lost response
         # after GitHub created it): look before creating again.
         ref = await self.github.find_issue_by_marker(marker)
+        created = ref is None
         if ref is None:
             ref = await self.github.create_issue(
                 title=rendered.title,
@@ -355,6 +503,9 @@ class Desk:
                 marker=marker,
                 lock=self.settings.lock_issues,
             )
+        # The rest of a prompt too long for one body, in order, before anyone is asked.
+        for part in rendered.continuations:
+            await self.github.post_comment(ref.number, part, might_have_sent=not created)
         self._advance_cursor_to(ref.created_at)
         log.info("request_id=%s ticket %d is issue %s", ticket.request_id, ticket.id, ref.url)
         return self.store.set_issue(ticket.id, number=ref.number, url=ref.url, now=self._clock())
@@ -429,9 +580,17 @@ class Desk:
         close = self.followups.close(
             ticket.issue_number,
             request_id=ticket.request_id,
-            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}, newest_step=True),
         )
         answer = outcome.answer
+        # GitHub's reactions hold no check mark: a rocket says "sent to the agent".
+        shipped = self.followups.react(
+            ticket.issue_number,
+            answer.comment_id,
+            REACTION_DELIVERED,
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
+        )
         approvers = [
             j.reviewer for j in self.store.judgements_for(answer.comment_id) if j.act == "approve"
         ]
@@ -446,6 +605,7 @@ class Desk:
                 comment_id=answer.comment_id,
                 digest=answer.digest,
                 approvers=approvers,
+                ticket=self._step_ref(ticket),
             ),
             request_id=ticket.request_id,
             only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
@@ -460,8 +620,8 @@ class Desk:
                 )
             )
         else:
-            self.followups.cancel(notice, "delivered before")
-            self.followups.cancel(close, "delivered before")
+            for write in (notice, close, shipped):
+                self.followups.cancel(write, "delivered before")
 
     def expire(self, ticket: Ticket) -> None:
         """Expire a pending ticket past its deadline and say so on GitHub."""
@@ -473,13 +633,15 @@ class Desk:
                 deadline=ticket.deadline, waited=ticket.deadline - ticket.created_at
             )
             guard = Guard.ticket_in(ticket.id, {TicketState.EXPIRED})
+            # The issue's labels and state belong to its newest step.
+            newest = Guard.ticket_in(ticket.id, {TicketState.EXPIRED}, newest_step=True)
             request_id = ticket.request_id
             writes = [
                 self.followups.comment(number, notice, request_id=request_id, only_if=guard),
                 self.followups.set_labels(
-                    number, [LABEL, LABEL_EXPIRED], request_id=request_id, only_if=guard
+                    number, [LABEL, LABEL_EXPIRED], request_id=request_id, only_if=newest
                 ),
-                self.followups.close(number, request_id=request_id, only_if=guard),
+                self.followups.close(number, request_id=request_id, only_if=newest),
             ]
         if not self.store.expire(ticket.id, now=self._clock()):
             for write in writes:
@@ -693,6 +855,10 @@ class Desk:
             )
             return
         if isinstance(verdict, Accepted):
+            # Seen and verified: the editor knows at a glance the proxy has it.
+            self.followups.react(
+                comment.issue_number, comment.id, REACTION_SEEN, request_id=ticket.request_id
+            )
             stored = self.store.request_for(ticket.id)
             request = ChatRequest.from_json(stored) if stored else None
             release = (
@@ -782,11 +948,14 @@ class Desk:
             comment.issue_number,
             [LABEL, LABEL_ANSWERED],
             request_id=ticket.request_id,
-            only_if=Guard.ticket_in(ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}),
+            only_if=Guard.ticket_in(
+                ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}, newest_step=True
+            ),
         )
         if not self.store.accept_answer(stored):
             self.followups.cancel(label, "the ticket was no longer open")
             return
+        self._link_reply(ticket, release)
         self.answers_accepted += 1
         log.info(
             "request_id=%s ticket %d answered by %s (kid %s, comment %d)",
@@ -838,7 +1007,7 @@ class Desk:
                 number,
                 [LABEL, LABEL_NEEDS_REVIEW],
                 request_id=ticket.request_id,
-                only_if=Guard.ticket_in(ticket.id, {TicketState.NEEDS_REVIEW}),
+                only_if=Guard.ticket_in(ticket.id, {TicketState.NEEDS_REVIEW}, newest_step=True),
             ),
             self.followups.comment(
                 number,
@@ -851,6 +1020,7 @@ class Desk:
                     reviewers=reviewers,
                     comment_id=comment.id,
                     digest=verdict.digest,
+                    ticket=self._step_ref(ticket),
                 ),
                 request_id=ticket.request_id,
                 only_if=guard,
@@ -954,11 +1124,14 @@ class Desk:
                 number,
                 [LABEL, LABEL_ANSWERED],
                 request_id=ticket.request_id,
-                only_if=Guard.ticket_in(ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}),
+                only_if=Guard.ticket_in(
+                    ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}, newest_step=True
+                ),
             )
             if not self.store.approve_candidate(candidate, now=self._clock()):
                 self.followups.cancel(label, "the answer was no longer under review")
                 return
+            self._link_reply(ticket, decode_release(candidate.release))
             self.answers_accepted += 1
             log.info(
                 "request_id=%s ticket %d: answer by %s approved by %s",
@@ -969,7 +1142,7 @@ class Desk:
             )
             self._notify(ticket.id)
         elif tally.state == "rejected":
-            guard = Guard.ticket_in(ticket.id, {TicketState.OPEN})
+            guard = Guard.ticket_in(ticket.id, {TicketState.OPEN}, newest_step=True)
             writes = [
                 self.followups.set_labels(
                     number, [LABEL, LABEL_AWAITING], request_id=ticket.request_id, only_if=guard
@@ -1034,4 +1207,5 @@ class Desk:
         ):
             return
         number = comment.issue_number
+        self.followups.react(number, comment.id, REACTION_REFUSED, request_id=ticket.request_id)
         self.followups.comment(number, body, request_id=ticket.request_id)

@@ -57,6 +57,7 @@ class WriteKind(StrEnum):
     CLOSE = "close"
     LOCK = "lock"
     REACT = "react"
+    REOPEN = "reopen"
 
 
 @dataclass(frozen=True)
@@ -65,11 +66,16 @@ class Guard:
 
     ticket_id: int
     states: frozenset[TicketState]
+    # Also require that no later step of the agent run has been opened since: an issue's
+    # labels and open/closed state belong to its newest step.
+    newest_step: bool = False
 
     @classmethod
-    def ticket_in(cls, ticket_id: int, states: Collection[TicketState]) -> Guard:
+    def ticket_in(
+        cls, ticket_id: int, states: Collection[TicketState], *, newest_step: bool = False
+    ) -> Guard:
         """Return a guard on ticket ``ticket_id`` being in one of ``states``."""
-        return cls(ticket_id=ticket_id, states=frozenset(states))
+        return cls(ticket_id=ticket_id, states=frozenset(states), newest_step=newest_step)
 
 
 class _Unsendable(Exception):
@@ -182,12 +188,24 @@ class WriteQueue:
         """Queue locking issue ``number`` to collaborators; return the write's id."""
         return self._enqueue(WriteKind.LOCK, number, {}, request_id, None)
 
+    def reopen(
+        self, number: int, *, request_id: str | None = None, only_if: Guard | None = None
+    ) -> int:
+        """Queue reopening issue ``number`` (the next step of an agent run); return its id."""
+        return self._enqueue(WriteKind.REOPEN, number, {}, request_id, only_if)
+
     def react(
-        self, number: int, comment_id: int, content: str, *, request_id: str | None = None
+        self,
+        number: int,
+        comment_id: int,
+        content: str,
+        *,
+        request_id: str | None = None,
+        only_if: Guard | None = None,
     ) -> int:
         """Queue a reaction (``eyes``, ``+1`` …) on a comment of issue ``number``."""
         payload = {"comment_id": comment_id, "content": content}
-        return self._enqueue(WriteKind.REACT, number, payload, request_id, None)
+        return self._enqueue(WriteKind.REACT, number, payload, request_id, only_if)
 
     def cancel(self, write_id: int, reason: str) -> None:
         """Drop a write queued in this same step (before any await), recording why."""
@@ -211,6 +229,7 @@ class WriteQueue:
                 "only_if": {
                     "ticket_id": only_if.ticket_id,
                     "states": sorted(only_if.states),
+                    "newest_step": only_if.newest_step,
                 },
             }
         write_id = self._store.enqueue_write(
@@ -295,6 +314,10 @@ class WriteQueue:
             return f"ticket {ticket_id} does not exist"
         if ticket.state.value not in guard["states"]:
             return f"ticket {ticket_id} is {ticket.state.value}, not {'/'.join(guard['states'])}"
+        if guard.get("newest_step") and ticket.thread_id is not None:
+            newest = self._store.newest_in_thread(ticket.thread_id)
+            if newest is not None and newest.id != ticket.id:
+                return f"ticket {ticket_id} is step {ticket.step}; step {newest.step} came since"
         return None
 
     async def _perform(
@@ -313,6 +336,8 @@ class WriteQueue:
                 await self._github.lock_issue(number)
             elif write.kind == WriteKind.REACT:
                 await self._github.react(int(data["comment_id"]), str(data["content"]))
+            elif write.kind == WriteKind.REOPEN:
+                await self._github.reopen_issue(number)
             else:
                 raise _Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
         except (ValueError, KeyError, TypeError) as exc:

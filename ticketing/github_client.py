@@ -487,6 +487,12 @@ class GitHubClient:
             what="close issue",
         )
 
+    async def reopen_issue(self, number: int) -> None:
+        """Reopen an issue (the next step of an agent run arrived)."""
+        await self._retrying(
+            lambda: self._repo.get_issue(number).edit(state="open"), what="reopen issue"
+        )
+
     async def post_comment(self, number: int, body: str, *, might_have_sent: bool = False) -> int:
         """Post a comment once: a repeat first checks whether the same body is already there.
 
@@ -519,6 +525,8 @@ class GitHubClient:
 
     async def react(self, comment_id: int, content: str) -> None:
         """Add a reaction (``eyes``, ``+1``, ``-1`` …) to a comment."""
+        # Reactions are content GitHub's secondary limits count, like comments.
+        await self._throttle.acquire()
 
         def react() -> None:
             # Repository.get_comment is a *commit* comment; issue comments live under

@@ -91,6 +91,7 @@ class RenderedTicket:
 
     title: str
     body: str
+    continuations: tuple[str, ...] = ()
 
 
 def request_marker(key: str) -> str:

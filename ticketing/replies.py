@@ -113,6 +113,7 @@ def render_delivered_notice(
     comment_id: int | None = None,
     digest: str | None = None,
     approvers: Sequence[str] = (),
+    ticket: str | None = None,
 ) -> str:
     """Record which signed comment was delivered to the agent, by whom and when.
 
@@ -125,7 +126,7 @@ def render_delivered_notice(
         else ""
     )
     record = (
-        f"\n\n{render_record_line(comment_id=comment_id, digest=digest)}"
+        f"\n\n{render_record_line(comment_id=comment_id, digest=digest, ticket=ticket)}"
         if comment_id is not None and digest is not None
         else ""
     )
@@ -148,6 +149,7 @@ def render_needs_review_notice(
     reviewers: Sequence[str],
     comment_id: int,
     digest: str,
+    ticket: str | None = None,
 ) -> str:
     """Ask security reviewers to approve or reject an answer that holds risky commands."""
     # The commands are the editor's text: keep them from forging a marker or a second
@@ -172,7 +174,7 @@ def render_needs_review_notice(
         f"{ping + ': ' if ping else ''}approve with `ticketproxy approve <this issue's URL>"
         " --key <your key>`, or reject with `ticketproxy reject <this issue's URL> --key"
         ' <your key> --reason "…"`. A rejected answer never reaches the agent.\n\n'
-        f"{render_record_line(comment_id=comment_id, digest=digest)}",
+        f"{render_record_line(comment_id=comment_id, digest=digest, ticket=ticket)}",
         NEEDS_REVIEW,
     )
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .errors import StoreError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -125,6 +125,26 @@ _MIGRATIONS: dict[int, str] = {
         posted_at     REAL NOT NULL
     );
     """,
+    # One issue per agent run: a ticket is step `step` of the thread opened by ticket
+    # `thread_id`, continuing ticket `parent_id`. Replies delivered (by fingerprint, see
+    # ticketing.threads) and threads named by clients point at the tickets they continue.
+    6: """
+    ALTER TABLE tickets ADD COLUMN step INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE tickets ADD COLUMN thread_id INTEGER;
+    ALTER TABLE tickets ADD COLUMN parent_id INTEGER;
+    ALTER TABLE tickets ADD COLUMN client TEXT;
+    UPDATE tickets SET thread_id = id;
+    CREATE INDEX tickets_by_thread ON tickets (thread_id, step);
+    CREATE INDEX tickets_by_client ON tickets (client, id);
+    CREATE TABLE thread_replies (
+        fingerprint   TEXT PRIMARY KEY,
+        ticket_id     INTEGER NOT NULL REFERENCES tickets (id)
+    );
+    CREATE TABLE thread_names (
+        name_key      TEXT PRIMARY KEY,
+        thread_id     INTEGER NOT NULL REFERENCES tickets (id)
+    );
+    """,
 }
 
 
@@ -159,6 +179,19 @@ class Ticket:
     issue_url: str | None
     created_at: datetime
     deadline: datetime
+    # Step `step` of the agent run whose first ticket is `thread_id` (its own id for step 1),
+    # continuing ticket `parent_id` (None for step 1).
+    step: int = 1
+    thread_id: int | None = None
+    parent_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ThreadStart:
+    """Where a new ticket joins an agent run: after ticket ``parent_id`` of ``thread_id``."""
+
+    thread_id: int
+    parent_id: int
 
 
 @dataclass(frozen=True)
@@ -355,6 +388,9 @@ class TicketStore:
             issue_url=row["issue_url"],
             created_at=datetime.fromtimestamp(row["created_at"], UTC),
             deadline=datetime.fromtimestamp(row["deadline"], UTC),
+            step=row["step"],
+            thread_id=row["thread_id"],
+            parent_id=row["parent_id"],
         )
 
     def get_ticket(self, ticket_id: int) -> Ticket | None:
@@ -377,12 +413,34 @@ class TicketStore:
         created: datetime,
         deadline: datetime,
         request: str | None = None,
+        client: str | None = None,
+        thread: ThreadStart | None = None,
     ) -> Ticket:
-        """Insert a ticket in state ``creating`` and return it."""
+        """Insert a ticket in state ``creating`` and return it.
+
+        With ``thread`` the ticket is the next step of that agent run, unless the run
+        already has a step waiting (one pending step per issue keeps every signed comment's
+        ticket unambiguous): then, as without ``thread``, it starts a run of its own.
+        """
         with self._transaction() as db:
+            step = 1
+            thread_id: int | None = None
+            parent_id: int | None = None
+            if thread is not None:
+                busy = db.execute(
+                    "SELECT 1 FROM tickets WHERE thread_id = ? AND state IN (?, ?, ?) LIMIT 1",
+                    (thread.thread_id, *_PENDING),
+                ).fetchone()
+                if busy is None:
+                    row = db.execute(
+                        "SELECT MAX(step) FROM tickets WHERE thread_id = ?", (thread.thread_id,)
+                    ).fetchone()
+                    step = int(row[0] or 0) + 1
+                    thread_id, parent_id = thread.thread_id, thread.parent_id
             cursor = db.execute(
                 "INSERT INTO tickets (request_key, request_id, state, created_at, deadline,"
-                " updated_at, request) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                " updated_at, request, client, step, thread_id, parent_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     request_key,
                     request_id,
@@ -391,13 +449,70 @@ class TicketStore:
                     _ts(deadline),
                     _ts(created),
                     request,
+                    client,
+                    step,
+                    thread_id,
+                    parent_id,
                 ),
             )
             ticket_id = cursor.lastrowid
-        assert ticket_id is not None
+            assert ticket_id is not None
+            if thread_id is None:
+                db.execute("UPDATE tickets SET thread_id = id WHERE id = ?", (ticket_id,))
         ticket = self.get_ticket(ticket_id)
         assert ticket is not None
         return ticket
+
+    # --- threads (one issue per agent run) -------------------------------------------------
+
+    def link_reply(self, fingerprint: str, ticket_id: int) -> None:
+        """Remember that ticket ``ticket_id`` gave the reply with this fingerprint."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO thread_replies (fingerprint, ticket_id) VALUES (?, ?)",
+                (fingerprint, ticket_id),
+            )
+
+    def ticket_for_reply(self, fingerprint: str) -> Ticket | None:
+        """Return the ticket that gave the reply with this fingerprint, if any."""
+        row = self._db.execute(
+            "SELECT t.* FROM thread_replies r JOIN tickets t ON t.id = r.ticket_id"
+            " WHERE r.fingerprint = ?",
+            (fingerprint,),
+        ).fetchone()
+        return None if row is None else self._ticket(row)
+
+    def name_thread(self, name_key: str, thread_id: int) -> None:
+        """Point a client's thread name at an agent run (the newest run with that name wins)."""
+        with self._transaction() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO thread_names (name_key, thread_id) VALUES (?, ?)",
+                (name_key, thread_id),
+            )
+
+    def thread_for_name(self, name_key: str) -> int | None:
+        """Return the agent run a client's thread name points at, if any."""
+        row = self._db.execute(
+            "SELECT thread_id FROM thread_names WHERE name_key = ?", (name_key,)
+        ).fetchone()
+        return None if row is None else int(row[0])
+
+    def newest_in_thread(self, thread_id: int) -> Ticket | None:
+        """Return the newest step of an agent run."""
+        row = self._db.execute(
+            "SELECT * FROM tickets WHERE thread_id = ? ORDER BY step DESC, id DESC LIMIT 1",
+            (thread_id,),
+        ).fetchone()
+        return None if row is None else self._ticket(row)
+
+    def latest_thread_of_client(self, client: str) -> int | None:
+        """Return the agent run this client's newest ticket on GitHub belongs to, if any."""
+        row = self._db.execute(
+            "SELECT thread_id FROM tickets WHERE client = ? AND issue_number IS NOT NULL"
+            " ORDER BY id DESC LIMIT 1",
+            (client,),
+        ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
 
     def set_issue(self, ticket_id: int, *, number: int, url: str, now: datetime) -> Ticket:
         """Record the GitHub issue of a ticket and move it from ``creating`` to ``open``."""

@@ -1,0 +1,191 @@
+"""One issue per agent run: a captured AutoGPT run lands on one issue, a comment per step."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import aiohttp
+from openai.types.chat import ChatCompletion
+
+from tests.proxy.test_autogpt_replay import SAMPLES, editor_answer, load, replay_headers, send
+from tests.stack import REPO, Stack
+
+RUN = SAMPLES / "run1_default"
+STEP_1 = load(RUN / "004_POST_v1_chat_completions.json")
+SUMMARY = load(RUN / "005_POST_v1_chat_completions.json")
+STEP_2 = load(RUN / "006_POST_v1_chat_completions.json")
+# What the editor answered at step 1: exactly what AutoGPT echoes back in its step 2.
+STEP_1_REPLY = next(m["content"] for m in STEP_2["body"]["messages"] if m["role"] == "assistant")
+
+
+async def _ask(stack: Stack, capture: dict[str, Any], *, answer: str, ticket: str) -> Any:
+    """Send a captured request, answer its ticket signed for ``ticket``, return the reply."""
+    pending = asyncio.create_task(send(stack, capture))
+    number = await _pending_issue(stack)
+    body = stack.signed(answer, number=number, ticket=ticket)
+    await stack.comment(number, body)
+    status, raw = await asyncio.wait_for(pending, 10)
+    assert status == 200, raw
+    return ChatCompletion.model_validate_json(raw)
+
+
+async def _pending_issue(stack: Stack, within: float = 10.0) -> int:
+    """Wait until a ticket is open on GitHub and return its issue number."""
+    deadline = asyncio.get_running_loop().time() + within
+    while asyncio.get_running_loop().time() < deadline:
+        for ticket in stack.desk.store.pending_tickets():
+            if ticket.issue_number is not None:
+                return ticket.issue_number
+        await asyncio.sleep(0.02)
+    raise AssertionError("no ticket was opened")
+
+
+def _step_comments(comments: list[Any]) -> list[str]:
+    return [c.body for c in comments if "<!-- ticketproxy:step " in c.body]
+
+
+async def test_captured_autogpt_run_lands_on_one_issue_with_a_comment_per_step(
+    stack: Stack,
+) -> None:
+    """Step 1 opens the issue; the summary side call and step 2 are step comments on it."""
+    first = await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
+    assert json.loads(first.choices[0].message.content or "") == json.loads(STEP_1_REPLY)
+    summary = await _ask(stack, SUMMARY, answer="Wrote hello.txt.", ticket=f"{REPO}#1/2")
+    assert summary.choices[0].message.content == "Wrote hello.txt."
+    second = await _ask(
+        stack, STEP_2, answer=editor_answer(STEP_2["body"]), ticket=f"{REPO}#1/3"
+    )
+    assert "use_tool" in json.loads(second.choices[0].message.content or "")
+
+    issues = await stack.issues()
+    assert [i.number for i in issues] == [1]
+    assert "Write the word hello into hello.txt" in issues[0].title
+    await stack.desk.followups.drain()
+    steps = _step_comments(await stack.comments(1))
+    assert len(steps) == 2
+    assert "## Step 2" in steps[0]
+    assert "## Step 3" in steps[1]
+    # Only what is new: the tool's result, not AutoGPT's 4,000-character system prompt again.
+    assert "File hello.txt has been written successfully" in steps[1]
+    assert "Play to your strengths as an LLM" not in steps[1]
+    assert f"{REPO}#1/3" in steps[1]
+
+
+async def test_signature_for_one_step_cannot_answer_the_next(stack: Stack) -> None:
+    """An answer signed for step 1 (``#1``) is refused on step 2 (``#1/2``), with a reply."""
+    await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
+    pending = asyncio.create_task(send(stack, STEP_2))
+    await _pending_issue(stack)
+    ticket = stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    assert ticket.step == 2
+    await stack.comment(1, stack.signed(editor_answer(STEP_2["body"]), number=1))
+    await stack.settle()
+    replies = await stack.bot_replies(1, without=("delivered", "step"))
+    assert any("signature is for another ticket" in r for r in replies), replies
+    assert not pending.done()
+    await stack.comment(
+        1, stack.signed(editor_answer(STEP_2["body"]), number=1, ticket=f"{REPO}#1/2")
+    )
+    status, _ = await asyncio.wait_for(pending, 10)
+    assert status == 200
+
+
+async def test_unrelated_requests_open_issues_of_their_own(stack: Stack) -> None:
+    """Two conversations that share nothing are two issues."""
+    client = stack.openai()
+    first = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "What is 2+2?"}]
+        )
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "4")
+    await asyncio.wait_for(first, 10)
+    second = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "Name a colour."}]
+        )
+    )
+    await stack.wait_for_issue(2)
+    await stack.answer(2, "Blue")
+    reply = await asyncio.wait_for(second, 10)
+    assert reply.choices[0].message.content == "Blue"
+
+
+async def test_a_chat_that_goes_on_becomes_the_next_step(stack: Stack) -> None:
+    """A client that sends the answer back with a new question continues the same issue."""
+    client = stack.openai()
+    question = [{"role": "user", "content": "What is 2+2?"}]
+    first = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=question))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "4")
+    await asyncio.wait_for(first, 10)
+    follow_up = [
+        *question,
+        {"role": "assistant", "content": "4"},
+        {"role": "user", "content": "And times 3?"},
+    ]
+    second = asyncio.create_task(
+        client.chat.completions.create(model="gpt-4o", messages=follow_up)
+    )
+    await _wait_for_step(stack, 2)
+    await stack.comment(1, stack.signed("12", number=1, ticket=f"{REPO}#1/2"))
+    reply = await asyncio.wait_for(second, 10)
+    assert reply.choices[0].message.content == "12"
+    await stack.desk.followups.drain()
+    issues = await stack.issues()
+    assert [i.number for i in issues] == [1]
+    # Reopened for step 2, closed again once step 2 was delivered.
+    assert issues[0].state == "closed"
+    assert {label.name for label in issues[0].labels} == {"ticketproxy", "answered"}
+
+
+async def test_client_named_thread_keeps_unrelated_prompts_on_one_issue(stack: Stack) -> None:
+    """With ``X-Ticketproxy-Thread`` two unrelated prompts land on one issue as two steps."""
+    client = stack.openai(default_headers={"X-Ticketproxy-Thread": "nightly-run-42"})
+    first = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "Plan the run."}]
+        )
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "Plan: one step.")
+    await asyncio.wait_for(first, 10)
+    second = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "Now report."}]
+        )
+    )
+    await _wait_for_step(stack, 2)
+    await stack.comment(1, stack.signed("Reported.", number=1, ticket=f"{REPO}#1/2"))
+    reply = await asyncio.wait_for(second, 10)
+    assert reply.choices[0].message.content == "Reported."
+    assert [i.number for i in await stack.issues()] == [1]
+
+
+async def test_thread_header_that_is_too_long_is_a_clear_400(stack: Stack) -> None:
+    """A thread name over 200 characters is refused in OpenAI's error envelope."""
+    headers = replay_headers(STEP_1) | {"X-Ticketproxy-Thread": "x" * 201}
+    url = stack.base_url + "/chat/completions"
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(url, json=STEP_1["body"], headers=headers) as response,
+    ):
+        assert response.status == 400
+        error = (await response.json())["error"]
+    assert error["code"] == "invalid_thread"
+    assert error["param"] == "X-Ticketproxy-Thread"
+    assert await stack.issues() == []
+
+
+async def _wait_for_step(stack: Stack, step: int, within: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + within
+    while asyncio.get_running_loop().time() < deadline:
+        for ticket in stack.desk.store.pending_tickets():
+            if ticket.step == step and ticket.issue_number is not None:
+                return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"step {step} was never opened")
