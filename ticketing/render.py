@@ -376,9 +376,8 @@ def _render_how_to(repo: str, deadline: str) -> str:
         " here is ignored. A signed comment that is edited afterwards no longer counts: post"
         " a new signed comment instead of editing.\n\n"
         "Later steps of the same agent run arrive as *step comments* on this issue, each"
-        " answered with its own `--step` (for step 2: `ticketproxy answer <this issue's URL>"
-        " --step 2 ...`, signed for the reference the step comment gives). This post is"
-        " step 1 and needs no `--step`.\n\n"
+        " answered with its own `--step` (`--step 2` for step 2, and so on; each step comment"
+        " gives its exact commands). This post is step 1 and needs no `--step`.\n\n"
         f"Answer before **{deadline}** (UTC). After the deadline the ticket expires, the agent"
         " is told that nobody answered, and later answers are refused.\n"
     )
