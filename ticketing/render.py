@@ -9,9 +9,14 @@ tool calls, even the model name) is untrusted, so this module guarantees that it
 - never appears as raw HTML or markdown: outside fences it is backslash-escaped, one line;
 - never forges a hidden trailer or marker: ``<!--`` and ``-->`` get a word joiner everywhere,
   fences included, so the only HTML comment in a body is the renderer's own request marker;
-- never pushes the body over GitHub's limit: history and system prompt (oldest first), then
-  the tool table and the answer template, and finally the newest message are shortened with
-  a visible note, never the header or the how-to.
+- never pushes the body or a comment over GitHub's limit, and never cuts silently: history
+  and system prompt (oldest first), then the tool table and the answer template, and finally
+  the newest message are shortened with a note naming the *continuation comment* that holds
+  the rest (never the header or the how-to). Continuations are fenced and neutralised like
+  the body, split at line ends where possible, and end with a bot-reply marker line.
+
+:func:`render_step` renders a later step of the same agent run as a *step comment* on the
+run's issue, showing only what is new; its ticket reference names the step (``#12/3``).
 
 The escaping is :mod:`ticketing.markdown`'s, which the bot's replies share; fence lengths
 come from :mod:`ticketing.fences`. The *Answer template* section (see
