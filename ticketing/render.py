@@ -9,9 +9,14 @@ tool calls, even the model name) is untrusted, so this module guarantees that it
 - never appears as raw HTML or markdown: outside fences it is backslash-escaped, one line;
 - never forges a hidden trailer or marker: ``<!--`` and ``-->`` get a word joiner everywhere,
   fences included, so the only HTML comment in a body is the renderer's own request marker;
-- never pushes the body over GitHub's limit: history and system prompt (oldest first), then
-  the tool table and the answer template, and finally the newest message are shortened with
-  a visible note, never the header or the how-to.
+- never pushes the body or a comment over GitHub's limit, and never cuts silently: history
+  and system prompt (oldest first), then the tool table and the answer template, and finally
+  the newest message are shortened with a note naming the *continuation comment* that holds
+  the rest (never the header or the how-to). Continuations are fenced and neutralised like
+  the body, split at line ends where possible, and end with a bot-reply marker line.
+
+:func:`render_step` renders a later step of the same agent run as a *step comment* on the
+run's issue, showing only what is new; its ticket reference names the step (``#12/3``).
 
 The escaping is :mod:`ticketing.markdown`'s, which the bot's replies share; fence lengths
 come from :mod:`ticketing.fences`. The *Answer template* section (see
@@ -26,7 +31,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -34,6 +39,7 @@ from ticketing.autogpt import autogpt_task
 from ticketing.fences import backtick_fence
 from ticketing.markdown import (
     block_text,
+    clip,
     escape_inline,
     format_span,
     format_utc,
@@ -81,13 +87,38 @@ _AGENT_NAME = re.compile(r"\bYou are ([^\W\d_][\w-]*(?: [^\W\d_][\w-]*){0,3})[,.
 _CELL_LIMIT = 300  # one value in the header table
 _METADATA_ROWS = 16  # what the OpenAI API allows; more is shown as a count
 _TITLE_PART_LIMIT = 40  # model and agent in the title, so the message keeps most of it
-_OMITTED = "the full text is kept by ticketproxy"
 _DROPPED = -1
 
 
 @dataclass(frozen=True)
+class _Locator:
+    """Where each overflowing item's rest is: continuation numbers by item key.
+
+    Keys are ``m<number>`` for a message, ``template`` and ``tools``. Without spans it
+    names the widest possible place, so a body fitted with it only shrinks once the real
+    numbers are known.
+    """
+
+    spans: Mapping[str, tuple[int, int]] | None = None
+
+    def text(self, first: str, last: str | None = None) -> str:
+        """Return "continuation 2" or "continuations 2–4" for the items first to last."""
+        if self.spans is None:
+            return "continuations 999999–999999"
+        start, end = self.spans[first][0], self.spans[last or first][1]
+        return f"continuation {start}" if start == end else f"continuations {start}–{end}"
+
+
+_PLACEHOLDER = _Locator()
+
+
+@dataclass(frozen=True)
 class RenderedTicket:
-    """The title and markdown body of a ticket's GitHub issue."""
+    """The title and markdown body of a ticket, and the comments that continue its body.
+
+    ``continuations`` are posted in order right after the body; each holds, in full, text
+    the body had to shorten or leave out, and ends with a bot-reply marker line.
+    """
 
     title: str
     body: str
@@ -160,8 +191,10 @@ def render_ticket(
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
     bottom = _render_how_to(repo, format_utc(deadline)) + "\n" + marker
     layout = _layout(request.messages, focus)
-    body = _fit(layout, _guide(request), top=top, bottom=bottom, focus=focus)
-    return RenderedTicket(title=title, body=body)
+    body, continuations = _render_body(
+        layout, _guide(request), top=top, bottom=bottom, focus=focus, request_id=request_id
+    )
+    return RenderedTicket(title=title, body=body, continuations=continuations)
 
 
 def render_step(
@@ -220,8 +253,10 @@ def render_step(
     guide = _guide(request)
     if guide is not None and not tools_changed and guide.table_head:
         guide = replace(guide, table_head="", rows=(), unchanged=True)
-    body = _fit(layout, guide, top=top, bottom=bottom, focus=focus)
-    return RenderedTicket(title=title, body=body)
+    body, continuations = _render_body(
+        layout, guide, top=top, bottom=bottom, focus=focus, request_id=request_id
+    )
+    return RenderedTicket(title=title, body=body, continuations=continuations)
 
 
 def _check_times_and_repo(created: datetime, deadline: datetime, repo: str) -> None:
@@ -377,9 +412,8 @@ def _render_how_to(repo: str, deadline: str) -> str:
         " here is ignored. A signed comment that is edited afterwards no longer counts: post"
         " a new signed comment instead of editing.\n\n"
         "Later steps of the same agent run arrive as *step comments* on this issue, each"
-        " answered with its own `--step` (for step 2: `ticketproxy answer <this issue's URL>"
-        " --step 2 ...`, signed for the reference the step comment gives). This post is"
-        " step 1 and needs no `--step`.\n\n"
+        " answered with its own `--step` (`--step 2` for step 2, and so on; each step comment"
+        " gives its exact commands). This post is step 1 and needs no `--step`.\n\n"
         f"Answer before **{deadline}** (UTC). After the deadline the ticket expires, the agent"
         " is told that nobody answered, and later answers are refused.\n"
     )
@@ -487,10 +521,10 @@ def _pretty_arguments(call: ToolCall) -> str:
     return json.dumps(parsed, indent=2, ensure_ascii=False)
 
 
-def _dropped_note(first: int, last: int, chars: int) -> str:
+def _dropped_note(first: int, last: int, chars: int, where: _Locator = _PLACEHOLDER) -> str:
     """Say which whole messages (numbers first to last) were left out, and their size."""
     span = f"message {first}" if first == last else f"{last - first + 1} messages ({first}–{last})"
-    return f"… [{span}, {chars} characters omitted: {_OMITTED}]\n\n"
+    return f"… [{span}, {chars} characters: in {where.text(f'm{first}', f'm{last}')} below]\n\n"
 
 
 def _layout(messages: Sequence[Message], focus: int | None) -> list[_Section]:
@@ -563,15 +597,10 @@ def _details(summary: str, units: tuple[_Unit, ...]) -> _Section:
     return _Section(opening, "</details>\n\n", units)
 
 
-def _render_unit(unit: _Unit, keep: int | None) -> str:
+def _render_unit(unit: _Unit, keep: int | None, where: _Locator = _PLACEHOLDER) -> str:
     """Render a message, keeping only its first ``keep`` characters of text when given."""
     message = unit.message
-    heading = f"**Message {unit.number} · {escape_inline(message.role, limit=20)}**"
-    if message.name:
-        heading += f" (name {escape_inline(message.name)})"
-    if message.tool_call_id:
-        heading += f", result of tool call {escape_inline(message.tool_call_id)}"
-    parts = [heading + "\n\n"]
+    parts = [_unit_heading(unit) + "\n\n"]
     budget = unit.size if keep is None else keep
     omitted_chars = 0
     omitted_calls = 0
@@ -592,11 +621,12 @@ def _render_unit(unit: _Unit, keep: int | None) -> str:
         omitted_chars += len(arguments) - len(shown)
         label = f"Tool call {escape_inline(call.name)} (id {escape_inline(call.id)}):"
         parts.append(f"\n{label}\n\n{_fence(shown, 'json')}")
-    if omitted_calls:
-        parts.append(f"\n… [{omitted_calls} more tool calls, {omitted_chars} characters")
-        parts.append(f" omitted: {_OMITTED}]\n")
-    elif omitted_chars:
-        parts.append(f"\n… [{omitted_chars} characters omitted: {_OMITTED}]\n")
+    if omitted_calls or omitted_chars:
+        place = where.text(f"m{unit.number}")
+        more = f"{omitted_chars} more characters"
+        if omitted_calls:
+            more = f"{_counted(range(omitted_calls), 'more tool call')}, {omitted_chars} characters"
+        parts.append(f"\n… [message {unit.number} continues in {place} below: {more}]\n")
     parts.append("\n")
     return "".join(parts)
 
@@ -655,24 +685,51 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _render_guide(guide: _Guide | None, cut: _GuideCut) -> str:
+def _unit_heading(unit: _Unit) -> str:
+    """Return a message's bold heading: number, role, name and the tool call it answers."""
+    message = unit.message
+    heading = f"**Message {unit.number} · {escape_inline(message.role, limit=20)}**"
+    if message.name:
+        heading += f" (name {escape_inline(message.name)})"
+    if message.tool_call_id:
+        heading += f", result of tool call {escape_inline(message.tool_call_id)}"
+    return heading
+
+
+def _template_shown(guide: _Guide, cut: _GuideCut) -> str:
+    """Return the part of the template the body shows under ``cut``, ending on a whole line."""
+    shown = guide.template if cut.chars is None else guide.template[: cut.chars]
+    if len(shown) < len(guide.template) and "\n" in shown:
+        # End a cut template on a whole line; the newline belongs to the shown part, so
+        # the continuation starts on the next line.
+        shown = shown[: shown.rfind("\n") + 1]
+    return shown
+
+
+def _render_guide(guide: _Guide | None, cut: _GuideCut, where: _Locator = _PLACEHOLDER) -> str:
     """Render the *Answer template* section, showing as much as ``cut`` allows."""
     if guide is None:
         return ""
     parts = ["## Answer template\n\n"]
     if guide.template:
-        shown = guide.template if cut.chars is None else guide.template[: cut.chars]
-        if len(shown) < len(guide.template) and "\n" in shown:
-            shown = shown[: shown.rfind("\n")]  # end a cut template on a whole line
+        shown = _template_shown(guide, cut)
         parts.append(
             "Copy this into `answer.md`, replace each placeholder with your answer, then sign"
             " and post it as *How to answer* says:\n\n"
         )
         if shown:
-            parts.append(_fence(shown, "json" if _is_json(guide.template) else "text"))
+            info = "json" if _is_json(guide.template) else "text"
+            parts.append(
+                _fence(
+                    shown.removesuffix("\n") if len(shown) < len(guide.template) else shown, info
+                )
+            )
         omitted = len(guide.template) - len(shown)
         if omitted:
-            parts.append(f"\n… [{omitted} characters of the template omitted: {_OMITTED}]\n")
+            place = where.text("template")
+            parts.append(
+                f"\n… [the template continues in {place} below: {omitted} more characters]\n"
+            )
         parts.append("\n")
     parts.extend(f"- {note}\n" for note in guide.notes)
     if guide.notes:
@@ -691,7 +748,7 @@ def _render_guide(guide: _Guide | None, cut: _GuideCut) -> str:
         if hidden:
             chars = sum(len(row) for row in hidden)
             more = _counted(hidden, f"more {guide.noun}" if shown_rows else guide.noun)
-            parts.append(f"\n… [{more}, {chars} characters omitted: {_OMITTED}]\n")
+            parts.append(f"\n… [{more}, {chars} characters: in {where.text('tools')} below]\n")
         parts.append("\n")
     return "".join(parts)
 
@@ -719,7 +776,12 @@ def _fit_guide(guide: _Guide, budget: int) -> _GuideCut:
 
 
 def _assemble(
-    sections: Sequence[_Section], plan: dict[int, int | None], *, top: str, bottom: str
+    sections: Sequence[_Section],
+    plan: Mapping[int, int | None],
+    *,
+    top: str,
+    bottom: str,
+    where: _Locator = _PLACEHOLDER,
 ) -> str:
     """Join the header, sections and how-to, rendering each message as the plan says."""
     parts = [top]
@@ -729,11 +791,11 @@ def _assemble(
         if dropped:
             # Messages are dropped oldest first, so the dropped ones are a leading run.
             chars = sum(u.size for u in dropped)
-            parts.append(_dropped_note(dropped[0].number, dropped[-1].number, chars))
+            parts.append(_dropped_note(dropped[0].number, dropped[-1].number, chars, where))
         for unit in section.units:
             keep = plan.get(unit.number)
             if keep != _DROPPED:
-                parts.append(_render_unit(unit, keep))
+                parts.append(_render_unit(unit, keep, where))
         parts.append(section.closing)
     parts.append(bottom)
     return "".join(parts)
@@ -746,15 +808,19 @@ def _fit(
     top: str,
     bottom: str,
     focus: int | None,
-) -> str:
-    """Return the body, shortening history (oldest first), the guide, then the newest message."""
+) -> tuple[dict[int, int | None], _GuideCut]:
+    """Plan the body: shorten history (oldest first), the guide, then the newest message.
+
+    Returns, per message number, how many characters to keep (or ``_DROPPED``; absent
+    means whole) and how much of the guide to show, with notes sized for any place.
+    """
     plan: dict[int, int | None] = {}
     cut = _GuideCut()
     guide_text = _render_guide(guide, cut)
     body = _assemble(sections, plan, top=top, bottom=guide_text + bottom)
     total = len(body)
     if total <= GITHUB_BODY_LIMIT:
-        return body
+        return plan, cut
     focus_number = None if focus is None else focus + 1
     located = {u.number: (s, u) for s in sections for u in s.units}
     # Per section: (first number, last number, characters) of the whole messages dropped.
@@ -786,12 +852,32 @@ def _fit(
         _, unit = located[focus_number]
         rest = total - len(_render_unit(unit, None))
         plan[focus_number] = _largest_keep(unit, GITHUB_BODY_LIMIT - rest) or 0
-    body = _assemble(sections, plan, top=top, bottom=_render_guide(guide, cut) + bottom)
+    return plan, cut
+
+
+def _render_body(
+    sections: Sequence[_Section],
+    guide: _Guide | None,
+    *,
+    top: str,
+    bottom: str,
+    focus: int | None,
+    request_id: str,
+) -> tuple[str, tuple[str, ...]]:
+    """Return the body within GitHub's limit and the continuation comments for its rest."""
+    plan, cut = _fit(sections, guide, top=top, bottom=bottom, focus=focus)
+    overflow = _overflow(sections, plan, guide, cut)
+    comments, spans = _continuations(overflow, request_id=request_id)
+    # The real continuation numbers are never wider than the placeholder the plan was
+    # sized with, so the body only gets shorter here.
+    where = _Locator(spans)
+    guide_text = _render_guide(guide, cut, where)
+    body = _assemble(sections, plan, top=top, bottom=guide_text + bottom, where=where)
     if len(body) > GITHUB_BODY_LIMIT:
         # The header, guide notes and how-to are bounded (every agent value in them is
         # capped), so this means a bug in the renderer, not an unlucky request.
         raise RuntimeError(f"ticket body is {len(body)} characters even after shortening")
-    return body
+    return body, comments
 
 
 def _largest(fits: Callable[[int], bool], high: int) -> int | None:
@@ -811,3 +897,301 @@ def _largest(fits: Callable[[int], bool], high: int) -> int | None:
 def _largest_keep(unit: _Unit, budget: int) -> int | None:
     """Return the most characters of a message that render within ``budget``, or None."""
     return _largest(lambda n: len(_render_unit(unit, n)) <= budget, unit.size)
+
+
+# --- continuation comments -----------------------------------------------------------------
+
+_CONTINUATION_MARKER = f"{REPLY_MARKER_PREFIX}continuation -->"
+# Room kept in each continuation for its heading, listing (capped) and marker line.
+_CONTINUATION_RESERVE = 2_500
+_CONTINUATION_CAPACITY = GITHUB_BODY_LIMIT - _CONTINUATION_RESERVE
+_LISTING_LIMIT = 1_000
+# A long text that would get less than this in a part-filled comment starts a new one.
+_MIN_PIECE = 2_000
+
+
+@dataclass(frozen=True)
+class _Segment:
+    """The rest of one text of an overflowing item, from ``offset`` of a text ``total`` long."""
+
+    label: str  # escaped markdown naming the text, or "" for a message's content
+    part: str  # how a listing names it ("tool call 2"); no agent text
+    text: str
+    offset: int
+    total: int
+    info: str
+
+
+@dataclass(frozen=True)
+class _Item:
+    """Something the body shortened or left out: a message, the template or the tool table."""
+
+    key: str  # "m<number>", "template" or "tools", as _Locator knows them
+    name: str  # how a listing names it; no agent text
+    heading: str  # markdown heading of each of its pieces
+    number: int | None = None  # the message number, for listing ranges
+    segments: tuple[_Segment, ...] = ()
+    table_head: str = ""
+    rows: tuple[str, ...] = ()
+    first_row: int = 0  # how many rows the body showed
+    total_rows: int = 0
+
+
+@dataclass(frozen=True)
+class _Block:
+    """One piece of markdown in a continuation, and how the listing names it."""
+
+    key: str
+    entry: str
+    text: str
+
+
+def _overflow(
+    sections: Sequence[_Section],
+    plan: Mapping[int, int | None],
+    guide: _Guide | None,
+    cut: _GuideCut,
+) -> list[_Item]:
+    """Return, in reading order, every text the body shortened or left out, with its rest."""
+    items: list[_Item] = []
+    units = sorted((u for section in sections for u in section.units), key=lambda u: u.number)
+    for unit in units:
+        keep = plan.get(unit.number)
+        if keep is not None:
+            items.extend(_unit_overflow(unit, 0 if keep == _DROPPED else keep))
+    if guide is None:
+        return items
+    shown = _template_shown(guide, cut)
+    if len(shown) < len(guide.template):
+        info = "json" if _is_json(guide.template) else "text"
+        rest = _Segment("", "", guide.template[len(shown) :], len(shown), len(guide.template), info)
+        items.append(
+            _Item("template", "the answer template", "**Answer template**", segments=(rest,))
+        )
+    shown_rows = len(guide.rows) if cut.rows is None else min(cut.rows, len(guide.rows))
+    if guide.table_head and shown_rows < len(guide.rows):
+        items.append(
+            _Item(
+                "tools",
+                f"the {guide.noun} table",
+                f"**The {guide.noun}s the agent offers**",
+                table_head=guide.table_head,
+                rows=guide.rows[shown_rows:],
+                first_row=shown_rows,
+                total_rows=len(guide.rows),
+            )
+        )
+    return items
+
+
+def _unit_overflow(unit: _Unit, keep: int) -> list[_Item]:
+    """Return the rest of a message the body shows only ``keep`` characters of, if any."""
+    # Mirrors _render_unit: content first, then each call's arguments, from one budget.
+    segments: list[_Segment] = []
+    budget = keep
+    shown = min(budget, len(unit.content))
+    budget -= shown
+    empty = not unit.content and not unit.message.tool_calls
+    if shown < len(unit.content) or (empty and keep == 0):
+        rest = unit.content[shown:]
+        segments.append(_Segment("", "", rest, shown, len(unit.content), "text"))
+    calls = zip(unit.message.tool_calls, unit.arguments, strict=True)
+    for index, (call, arguments) in enumerate(calls, start=1):
+        omitted = budget <= 0
+        shown = min(max(budget, 0), len(arguments))
+        budget -= shown
+        if shown < len(arguments) or omitted:
+            label = f"Tool call {escape_inline(call.name)} (id {escape_inline(call.id)})"
+            rest = arguments[shown:]
+            segments.append(
+                _Segment(label, f"tool call {index}", rest, shown, len(arguments), "json")
+            )
+    if not segments:
+        return []
+    number = unit.number
+    return [_Item(f"m{number}", f"message {number}", _unit_heading(unit), number, tuple(segments))]
+
+
+class _Pages:
+    """Continuation comments being filled in order, each within its capacity."""
+
+    def __init__(self) -> None:
+        self.pages: list[list[_Block]] = [[]]
+        self.used = 0
+
+    def room(self) -> int:
+        """Return how many characters the current comment can still take."""
+        return _CONTINUATION_CAPACITY - self.used
+
+    def add(self, block: _Block) -> None:
+        """Put a block in the current comment; the caller checked that it fits."""
+        self.pages[-1].append(block)
+        self.used += len(block.text)
+
+    def turn(self) -> None:
+        """Start a new comment, unless the current one is still empty."""
+        if self.pages[-1]:
+            self.pages.append([])
+            self.used = 0
+
+
+def _continuations(
+    items: Sequence[_Item], *, request_id: str
+) -> tuple[tuple[str, ...], dict[str, tuple[int, int]]]:
+    """Render the items across continuation comments; return them and each item's span."""
+    if not items:
+        return (), {}
+    pages = _Pages()
+    for item in items:
+        if item.rows:
+            _pack_rows(item, pages)
+        for segment in item.segments:
+            _pack_segment(item, segment, pages)
+    spans: dict[str, tuple[int, int]] = {}
+    for k, page in enumerate(pages.pages, start=1):
+        for block in page:
+            first, _ = spans.get(block.key, (k, k))
+            spans[block.key] = (first, k)
+    count = len(pages.pages)
+    comments = tuple(
+        _render_continuation(k, count, _listing(page, items, spans, k), page, request_id)
+        for k, page in enumerate(pages.pages, start=1)
+    )
+    return comments, spans
+
+
+def _pack_segment(item: _Item, segment: _Segment, pages: _Pages) -> None:
+    """Put a segment's text into comments, split at line ends where possible."""
+    text, position = segment.text, 0
+    while True:
+        remaining = len(text) - position
+        if remaining <= pages.room():  # rendering is never shorter than the text
+            whole = _piece(item, segment, position, remaining)
+            if len(whole) <= pages.room():
+                pages.add(_Block(item.key, _entry(item, segment, position, remaining), whole))
+                return
+        room = pages.room()
+        limit = min(remaining, room)
+        start = position
+
+        def fits(n: int, start: int = start, room: int = room) -> bool:
+            return len(_piece(item, segment, start, n)) <= room
+
+        size = _largest(fits, limit) or 0
+        if size < min(remaining, _MIN_PIECE) and pages.used:
+            pages.turn()
+            continue
+        if size == 0:
+            raise RuntimeError("a continuation cannot hold even its own heading")
+        line_end = text.rfind("\n", position, position + size)
+        if line_end >= position + size // 2:
+            size = line_end + 1 - position  # end the piece on a whole line
+        piece = _piece(item, segment, position, size)
+        pages.add(_Block(item.key, _entry(item, segment, position, size), piece))
+        position += size
+        pages.turn()
+
+
+def _chars(segment: _Segment, position: int, size: int) -> str:
+    """Return ", characters a–b of T" for a piece that is not the segment's whole text."""
+    if segment.offset == 0 and position == 0 and size == len(segment.text):
+        return ""
+    start = segment.offset + position
+    return f", characters {start + 1:,}–{start + size:,} of {segment.total:,}"
+
+
+def _piece(item: _Item, segment: _Segment, position: int, size: int) -> str:
+    """Render one fenced piece of a segment, with a heading saying which part it is."""
+    chars = _chars(segment, position, size)
+    if segment.label:
+        head = f"{item.heading}\n\n{segment.label}{chars}:\n\n"
+    else:
+        head = f"{item.heading}{chars}\n\n"
+    if not segment.text:
+        return f"{head}*(empty)*\n\n"
+    return f"{head}{_fence(segment.text[position : position + size], segment.info)}\n"
+
+
+def _entry(item: _Item, segment: _Segment, position: int, size: int) -> str:
+    """Return how a listing names one piece, e.g. "message 3, characters 1–60,000 of 90,000"."""
+    part = f", {segment.part}" if segment.part else ""
+    return f"{item.name}{part}{_chars(segment, position, size)}"
+
+
+def _pack_rows(item: _Item, pages: _Pages) -> None:
+    """Put the tool table's hidden rows into comments, each piece a table of its own."""
+    index = 0
+    while index < len(item.rows):
+        widest = len(_rows_head(item, item.total_rows, item.total_rows)) + 1
+        room = pages.room() - widest
+        taken, size = 0, 0
+        while index + taken < len(item.rows) and size + len(item.rows[index + taken]) <= room:
+            size += len(item.rows[index + taken])
+            taken += 1
+        if taken == 0:
+            if not pages.used:
+                raise RuntimeError("a continuation cannot hold one row of the tool table")
+            pages.turn()
+            continue
+        first = item.first_row + index + 1
+        last = first + taken - 1
+        rows = "".join(item.rows[index : index + taken])
+        entry = f"{item.name}, rows {first:,}–{last:,} of {item.total_rows:,}"
+        pages.add(_Block(item.key, entry, f"{_rows_head(item, first, last)}{rows}\n"))
+        index += taken
+        if index < len(item.rows):
+            pages.turn()
+
+
+def _rows_head(item: _Item, first: int, last: int) -> str:
+    """Return the heading and table header of a piece of the tool table."""
+    return f"{item.heading}, rows {first:,}–{last:,} of {item.total_rows:,}:\n\n{item.table_head}"
+
+
+def _listing(
+    page: Sequence[_Block], items: Sequence[_Item], spans: Mapping[str, tuple[int, int]], k: int
+) -> str:
+    """Say what one continuation holds: whole messages as ranges, parts with their range."""
+    numbers = {item.key: item.number for item in items}
+    entries: list[str] = []
+    run: list[int] = []  # consecutive whole messages, listed as one range
+
+    def close_run() -> None:
+        if run:
+            entries.append(f"message {run[0]}" if len(run) == 1 else f"messages {run[0]}–{run[-1]}")
+            run.clear()
+
+    seen: set[str] = set()
+    for block in page:
+        whole = spans[block.key] == (k, k)  # every piece of the item is in this comment
+        if whole and block.key in seen:
+            continue
+        seen.add(block.key)
+        number = numbers[block.key]
+        if whole and number is not None:
+            if run and run[-1] + 1 != number:
+                close_run()
+            run.append(number)
+            continue
+        close_run()
+        entries.append(_item_name(items, block.key) if whole else block.entry)
+    close_run()
+    return clip("; ".join(entries), _LISTING_LIMIT)
+
+
+def _item_name(items: Sequence[_Item], key: str) -> str:
+    """Return the listing name of the item with this key."""
+    return next(item.name for item in items if item.key == key)
+
+
+def _render_continuation(
+    k: int, count: int, listing: str, page: Sequence[_Block], request_id: str
+) -> str:
+    """Render continuation comment k of count, ending with the bot-reply marker line."""
+    return (
+        f"### Continuation {k} of {count}\n\n"
+        f"This continues the ticket post above (request {_code(request_id)}) with text it had"
+        f" no room for: {listing}. Nothing here needs an answer of its own.\n\n"
+        + "".join(block.text for block in page)
+        + _CONTINUATION_MARKER
+    )

@@ -42,7 +42,7 @@ DEADLINE = CREATED + timedelta(hours=4)
 KEY = "ab" * 32
 FORGED_KEY = "0" * 64
 WJ = "\u2060"
-NOTE = "characters omitted: the full text is kept by ticketproxy]"
+NOTE = re.compile(r"… \[message \d+ continues in continuations? \d+(–\d+)? below: ")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _OUR_TAGS = {"<details>", "</details>", "<summary>", "</summary>", MARKER_PREFIX}
 
@@ -368,7 +368,8 @@ def test_oversized_prompt_is_shortened_with_a_note_and_the_marker_intact() -> No
     request = chat(Message("system", "You are Bot. " + "x" * 200_000), Message("user", "newest"))
     body = render(request).body
     assert len(body) <= GITHUB_BODY_LIMIT
-    assert NOTE in body
+    assert NOTE.search(body)
+    assert "kept by ticketproxy" not in body
     assert find_request_marker(body) == KEY
     assert "| Request id | `req_42` |" in body
     assert "## How to answer" in body
@@ -381,8 +382,8 @@ def test_oversized_newest_message_is_cut_only_after_the_history() -> None:
     body = render(request).body
     assert len(body) <= GITHUB_BODY_LIMIT
     assert "old question" not in body
-    assert "… [message 1, 12 characters omitted" in body
-    assert body.count(NOTE) == 2
+    assert "… [message 1, 12 characters: in continuation 1 below]" in body
+    assert len(NOTE.findall(body)) == 1
     assert body.count("n" * 50_000) == 1
 
 
@@ -391,7 +392,9 @@ def test_thousands_of_history_messages_are_dropped_oldest_first_within_the_limit
     history = [Message("user", f"step {i}") for i in range(3_000)]
     body = render(chat(*history, Message("user", "newest"))).body
     assert len(body) <= GITHUB_BODY_LIMIT
-    assert re.search(r"… \[\d+ messages \(1–\d+\), \d+ characters omitted", body)
+    assert re.search(
+        r"… \[\d+ messages \(1–\d+\), \d+ characters: in continuations? 1(–\d+)? below\]", body
+    )
     assert "step 2999\n" in body
     assert "step 0\n" not in body
     assert find_request_marker(body) == KEY
@@ -422,7 +425,7 @@ def test_tool_arguments_that_are_not_readable_json_are_shown_as_given() -> None:
     body = render(chat(Message("user", "go"), Message("assistant", "", tool_calls=calls))).body
     assert "```json\nnot json\n```" in body
     assert len(body) <= GITHUB_BODY_LIMIT
-    assert NOTE in body
+    assert NOTE.search(body)
 
 
 def test_messages_after_the_newest_user_message_are_shown_open() -> None:
@@ -608,7 +611,9 @@ def test_many_large_tools_are_shortened_with_a_note_before_the_newest_message() 
     body = render(request).body
     assert len(body) <= GITHUB_BODY_LIMIT
     assert "old old" not in body
-    assert re.search(r"… \[\d+ more tools, \d+ characters omitted: the full text", body)
+    assert re.search(
+        r"… \[\d+ more tools, \d+ characters: in continuations? 1(–\d+)? below\]", body
+    )
     assert "The tools the agent offers (128):" in body
     assert "| tool\\_000\\_" in body
     assert "```tool_call\n" in body
@@ -622,7 +627,9 @@ def test_huge_template_is_cut_with_a_note_before_the_newest_message() -> None:
     fmt = ResponseFormat(type="json_schema", name="a", schema={"properties": properties})
     body = render(chat(Message("user", "n" * 5_000), response_format=fmt)).body
     assert len(body) <= GITHUB_BODY_LIMIT
-    assert re.search(r"… \[\d+ characters of the template omitted: the full text", body)
+    assert re.search(
+        r"… \[the template continues in continuation 1 below: \d+ more characters\]", body
+    )
     assert "n" * 5_000 in body
     template = body.split("```json\n")[1].split("\n```\n")[0]
     assert template.endswith('"…",')
@@ -634,7 +641,7 @@ def test_newest_message_is_cut_only_after_the_template_and_table() -> None:
     body = render(request).body
     assert len(body) <= GITHUB_BODY_LIMIT
     assert "… [3 tools," in body
-    assert "characters of the template omitted" in body
+    assert "the template continues in continuation" in body
     assert body.count("n" * 50_000) == 1
     assert "## Answer template" in body
     assert find_request_marker(body) == KEY

@@ -274,12 +274,18 @@ def test_ticket_reference_refuses_bad_inputs(repo: str, number: int, step: int) 
         ticket_reference(repo, number, step)
 
 
-def test_oversized_step_stays_within_the_limit() -> None:
-    """A step whose new message is huge still fits GitHub's limit with both markers."""
-    request = chat(
-        Message("user", "old"), Message("assistant", "a"), Message("user", "x" * 200_000)
-    )
+def test_oversized_step_continues_in_continuation_comments() -> None:
+    """A step whose new message is huge fits the limit and continues in marked comments."""
+    huge = "\n".join(f"row {i:06d} " + "y" * 40 for i in range(4_000))
+    request = chat(Message("user", "old"), Message("assistant", "a"), Message("user", huge))
     ticket = render(request, new_from=2, changed=(0,))
     assert len(ticket.body) <= GITHUB_BODY_LIMIT
     assert find_step_marker(ticket.body) == KEY
     assert is_bot_reply(ticket.body)
+    assert ticket.continuations
+    assert "… [message 3 continues in continuation" in ticket.body
+    for comment in ticket.continuations:
+        assert len(comment) <= GITHUB_BODY_LIMIT
+        assert is_bot_reply(comment)
+        assert find_step_marker(comment) is None
+    assert "row 003999" in ticket.continuations[-1]
