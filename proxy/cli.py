@@ -38,6 +38,8 @@ from ticketing.github_client import (
     fetch_tickets_once,
     post_comment_once,
 )
+from ticketing.references import ticket_reference
+from ticketing.render import find_step_number
 from ticketing.sandbox import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 
 from .app import create_app
@@ -133,6 +135,9 @@ def _parser() -> argparse.ArgumentParser:
     answer.add_argument(
         "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
     )
+    answer.add_argument(
+        "--step", type=_step, help="the step of the agent run to answer (default: the newest)"
+    )
 
     approve = commands.add_parser(
         "approve", help="show the answer awaiting review, then sign and post your approval"
@@ -167,6 +172,9 @@ def _review_arguments(command: argparse.ArgumentParser) -> None:
     command.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
     command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     command.add_argument("--policy", type=Path, help="review policy to show findings with")
+    command.add_argument(
+        "--step", type=_step, help="the step of the agent run to judge (default: the newest)"
+    )
     command.add_argument(
         "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
     )
@@ -390,16 +398,46 @@ def parse_issue_url(url: str) -> tuple[str, str, int]:
     return api, f"{owner}/{repo}", int(number)
 
 
+def _step(value: str) -> int:
+    if not re.fullmatch(r"[1-9][0-9]{0,5}", value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a step number (1, 2, 3 …)")
+    return int(value)
+
+
+def newest_step(history: IssueHistory) -> int:
+    """Return the newest step of the agent run on an issue: 1 unless the bot posted steps."""
+    steps = [
+        step
+        for comment in history.comments
+        if same_login(comment.author_login, history.author_login)
+        for step in [find_step_number(comment.body)]
+        if step is not None
+    ]
+    return max(steps, default=1)
+
+
+def _ticket_for(api_url: str, token: str, repo: str, number: int, step: int | None) -> str:
+    """Return the reference to sign for: ``owner/repo#12``, or ``owner/repo#12/3`` for a step."""
+    if step is None:
+        # An agent run's later steps are comments on its issue: answer the newest.
+        with _editor_errors(api_url, f"issue {repo}#{number}"):
+            history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+        step = newest_step(history)
+    return ticket_reference(repo, number, step)
+
+
 def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     api_url, repo, number = parse_issue_url(args.issue_url)
     api_url = args.api_url or api_url
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
-    body = _signed_text(args.key, f"{repo}#{number}", _read(args.file), args)
+    text = _read(args.file)
+    ticket = _ticket_for(api_url, token, repo, number, args.step)
+    body = _signed_text(args.key, ticket, text, args)
     with _editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
-    print(f"signed answer posted: {url}")
+    print(f"signed answer for {ticket} posted: {url}")
 
 
 @contextlib.contextmanager
@@ -461,9 +499,9 @@ def _review(args: argparse.Namespace, env: Mapping[str, str], act: Act) -> int:
         raise ProxyError("--reason is empty: say why the answer must not be released")
     key = load_signing_key(args.key)
     policy = ReviewPolicy.load(args.policy) if args.policy else ReviewPolicy.default()
-    ticket = f"{repo}#{number}"
-    with _editor_errors(api_url, f"issue {ticket}"):
+    with _editor_errors(api_url, f"issue {repo}#{number}"):
         history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+    ticket = ticket_reference(repo, number, args.step or newest_step(history))
     pending = pending_answer(_audit_comments(history), bot_login=history.author_login)
     if pending is None:
         raise ProxyError(

@@ -435,6 +435,7 @@ class Desk:
             repo=self.settings.repo,
             issue_number=root.issue_number,
             notes=notes,
+            since_step=parent.step,
         )
 
     def _echoed(self, parent: Ticket, previous: ChatRequest, request: ChatRequest) -> int | None:

@@ -59,6 +59,7 @@ __all__ = [
     "RenderedTicket",
     "find_request_marker",
     "find_step_marker",
+    "find_step_number",
     "parse_ticket_reference",
     "render_step",
     "render_ticket",
@@ -74,7 +75,8 @@ MARKER_PREFIX = "<!-- ticketproxy:request "
 STEP_MARKER_PREFIX = "<!-- ticketproxy:step "
 _MARKER_SUFFIX = " -->"
 _MARKER_LINE = re.compile(r"<!-- ticketproxy:request ([0-9a-f]{1,128}) -->")
-_STEP_MARKER_LINE = re.compile(r"<!-- ticketproxy:step ([0-9a-f]{1,128}) -->")
+# The step number comes first, so a reader (`ticketproxy answer`) knows the newest step.
+_STEP_MARKER_LINE = re.compile(r"<!-- ticketproxy:step ([1-9][0-9]{0,5}) ([0-9a-f]{1,128}) -->")
 # A step comment is one of the bot's replies, so the answer finder never reads it as an answer.
 _STEP_REPLY_MARKER = f"{REPLY_MARKER_PREFIX}step -->"
 _HEX_KEY = re.compile(r"[0-9a-f]{1,128}")
@@ -130,9 +132,11 @@ def request_marker(key: str) -> str:
     return f"{MARKER_PREFIX}{_checked_key(key)}{_MARKER_SUFFIX}"
 
 
-def step_marker(key: str) -> str:
-    """Return the hidden line that ties a step comment to its request key."""
-    return f"{STEP_MARKER_PREFIX}{_checked_key(key)}{_MARKER_SUFFIX}"
+def step_marker(key: str, step: int) -> str:
+    """Return the hidden line that ties a step comment to its step and request key."""
+    if isinstance(step, bool) or not 2 <= step <= 999_999:
+        raise ValueError(f"step must be 2 to 999999, got {step!r}")
+    return f"{STEP_MARKER_PREFIX}{step} {_checked_key(key)}{_MARKER_SUFFIX}"
 
 
 def _checked_key(key: str) -> str:
@@ -149,10 +153,16 @@ def find_request_marker(body: str) -> str | None:
 
 def find_step_marker(body: str) -> str | None:
     """Return the request key from the renderer's marker line in a step comment, if any."""
-    return _find_marker(_STEP_MARKER_LINE, body)
+    return _find_marker(_STEP_MARKER_LINE, body, group=2)
 
 
-def _find_marker(pattern: re.Pattern[str], body: str) -> str | None:
+def find_step_number(body: str) -> int | None:
+    """Return the step a step comment is for, from its marker line, if any."""
+    found = _find_marker(_STEP_MARKER_LINE, body, group=1)
+    return None if found is None else int(found)
+
+
+def _find_marker(pattern: re.Pattern[str], body: str, *, group: int = 1) -> str | None:
     """Return the key of the last line of body that is exactly a marker of this pattern."""
     # Agent text can never contain `<!--` (see neutralise_markers), so any exact marker
     # line was written by the renderer; the last one wins, as the renderer writes it last.
@@ -160,7 +170,7 @@ def _find_marker(pattern: re.Pattern[str], body: str) -> str | None:
     for line in body.splitlines():
         match = pattern.fullmatch(line.strip())
         if match:
-            found = match.group(1)
+            found = match.group(group)
     return found
 
 
@@ -210,17 +220,23 @@ def render_step(
     repo: str,
     issue_number: int,
     notes: Sequence[str] = (),
+    since_step: int | None = None,
 ) -> RenderedTicket:
     """Render a later step of an agent run as a comment on the run's issue.
 
-    ``messages[new_from:]`` are new since the previous step and shown open; ``changed``
-    holds the indices, before ``new_from``, of messages that differ from the previous
-    step's request, shown collapsed. The tool table is shown only when ``tools_changed``.
+    ``messages[new_from:]`` are new since step ``since_step`` (default: the step before)
+    and shown open; ``changed`` holds the indices, before ``new_from``, of messages that
+    differ from that step's request, shown collapsed. The tool table is shown only when
+    ``tools_changed``. (A step may follow an earlier step than the one before it: an
+    agent's side call can come in between.)
     """
     if isinstance(step, bool) or step < 2:
         raise ValueError(f"step must be 2 or more (step 1 is the issue itself), got {step!r}")
+    since = step - 1 if since_step is None else since_step
+    if isinstance(since, bool) or not 1 <= since < step:
+        raise ValueError(f"since_step must be 1 to {step - 1}, got {since_step!r}")
     reference = ticket_reference(repo, issue_number, step)
-    markers = f"{_STEP_REPLY_MARKER}\n{step_marker(request.key)}"
+    markers = f"{_STEP_REPLY_MARKER}\n{step_marker(request.key, step)}"
     _check_times_and_repo(created, deadline, repo)
     count = len(request.messages)
     if not 0 <= new_from <= count:
@@ -239,6 +255,7 @@ def render_step(
         agent=agent,
         task=task,
         step=step,
+        since=since,
         reference=reference,
         request_id=request_id,
         created=created,
@@ -248,7 +265,7 @@ def render_step(
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
     bottom = _render_step_how_to(step, reference, format_utc(deadline)) + "\n" + markers
     layout = _step_layout(
-        request.messages, step=step, new_from=new_from, focus=focus, changed=earlier
+        request.messages, since=since, new_from=new_from, focus=focus, changed=earlier
     )
     guide = _guide(request)
     if guide is not None and not tools_changed and guide.table_head:
@@ -425,6 +442,7 @@ def _render_step_header(
     agent: str,
     task: str | None,
     step: int,
+    since: int,
     reference: str,
     request_id: str,
     created: datetime,
@@ -445,7 +463,7 @@ def _render_step_header(
     who = "The agent" if agent == "agent" else f"The agent, **{escape_inline(agent)}**,"
     return (
         f"## Step {step}\n\n"
-        f"{who} continues its run: read what is new since step {step - 1}, then answer this"
+        f"{who} continues its run: read what is new since step {since}, then answer this"
         f" step with a signed comment before the deadline (see *How to answer step {step}*"
         " below).\n\n"
         f"| Field | Value |\n|---|---|\n{table}\n\n"
@@ -558,14 +576,14 @@ def _layout(messages: Sequence[Message], focus: int | None) -> list[_Section]:
 def _step_layout(
     messages: Sequence[Message],
     *,
-    step: int,
+    since: int,
     new_from: int,
     focus: int | None,
     changed: Sequence[int],
 ) -> list[_Section]:
     """Split a step into the newest new message, the rest of what is new, and changes."""
     units = [_unit(i + 1, m) for i, m in enumerate(messages)]
-    heading = f"## New since step {step - 1}\n\n"
+    heading = f"## New since step {since}\n\n"
     if focus is None:
         sections = [_Section(heading + "*No new messages since the previous step.*\n\n", "", ())]
     else:

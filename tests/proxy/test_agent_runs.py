@@ -54,9 +54,7 @@ async def test_captured_autogpt_run_lands_on_one_issue_with_a_comment_per_step(
     assert json.loads(first.choices[0].message.content or "") == json.loads(STEP_1_REPLY)
     summary = await _ask(stack, SUMMARY, answer="Wrote hello.txt.", ticket=f"{REPO}#1/2")
     assert summary.choices[0].message.content == "Wrote hello.txt."
-    second = await _ask(
-        stack, STEP_2, answer=editor_answer(STEP_2["body"]), ticket=f"{REPO}#1/3"
-    )
+    second = await _ask(stack, STEP_2, answer=editor_answer(STEP_2["body"]), ticket=f"{REPO}#1/3")
     assert "use_tool" in json.loads(second.choices[0].message.content or "")
 
     issues = await stack.issues()
@@ -128,9 +126,7 @@ async def test_a_chat_that_goes_on_becomes_the_next_step(stack: Stack) -> None:
         {"role": "assistant", "content": "4"},
         {"role": "user", "content": "And times 3?"},
     ]
-    second = asyncio.create_task(
-        client.chat.completions.create(model="gpt-4o", messages=follow_up)
-    )
+    second = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=follow_up))
     await _wait_for_step(stack, 2)
     await stack.comment(1, stack.signed("12", number=1, ticket=f"{REPO}#1/2"))
     reply = await asyncio.wait_for(second, 10)

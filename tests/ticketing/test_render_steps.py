@@ -16,6 +16,7 @@ from ticketing.render import (
     RenderedTicket,
     find_request_marker,
     find_step_marker,
+    find_step_number,
     parse_ticket_reference,
     render_step,
     step_marker,
@@ -134,7 +135,7 @@ def test_step_comment_ends_with_the_reply_marker_then_the_step_marker() -> None:
     """The last two lines are the bot-reply marker and the step marker naming the key."""
     request = step_two()
     body = render(request).body
-    assert body.splitlines()[-2:] == [f"{REPLY_MARKER_PREFIX}step -->", step_marker(request.key)]
+    assert body.splitlines()[-2:] == [f"{REPLY_MARKER_PREFIX}step -->", step_marker(request.key, 2)]
     assert is_bot_reply(body)
     assert find_step_marker(body) == request.key
     assert find_request_marker(body) is None
@@ -232,10 +233,14 @@ def test_forged_markers_and_trailer_in_a_step_are_neutralised() -> None:
 
 def test_step_marker_round_trips_and_rejects_a_key_that_is_not_hex() -> None:
     """find_step_marker reads what step_marker wrote; a non-hex key cannot be written."""
-    assert find_step_marker(f"text\r\n{step_marker(KEY)}\r\n") == KEY
-    assert find_step_marker(f"> {step_marker(KEY)}") is None
+    assert find_step_marker(f"text\r\n{step_marker(KEY, 3)}\r\n") == KEY
+    assert find_step_number(f"text\r\n{step_marker(KEY, 3)}\r\n") == 3
+    assert find_step_marker(f"> {step_marker(KEY, 3)}") is None
+    assert find_step_number(f"> {step_marker(KEY, 3)}") is None
     with pytest.raises(ValueError, match="hex"):
-        step_marker("zz -->")
+        step_marker("zz -->", 3)
+    with pytest.raises(ValueError, match="step"):
+        step_marker(KEY, 1)
 
 
 def test_ticket_reference_names_the_step_only_after_the_first() -> None:
