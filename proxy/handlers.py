@@ -15,6 +15,7 @@ from ticketing.desk import Desk, Outcome
 from ticketing.replies import render_expired_completion
 from ticketing.request import ChatRequest
 
+from .drafts import start_draft
 from .errors import NotFound
 from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
@@ -100,6 +101,7 @@ async def _answer(
     desk = request.app[DESK]
     request_id = request[REQUEST_ID]
     ticket = await desk.submit(chat, request_id=request_id)
+    start_draft(request.app, ticket, chat)
     created = int(ticket.created_at.timestamp())
     headers = {"x-request-id": request_id, "x-ticketproxy-ticket": ticket.issue_url or ""}
     if stream:
