@@ -23,6 +23,7 @@ from proxy.drafts import DRAFTER, Drafter, draft_request_body
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from proxy.wire import parse_chat_request
+from tests.proxy.test_desk_page import desk_url, get_json
 from tests.stack import REPO, Stack, free_port, start_stack, stop_stack
 from tests.ticketing.test_render import outside_fences, pings
 from tests.upstream_stub import UpstreamStub, running_upstream_stub
@@ -378,6 +379,16 @@ async def test_secret_in_the_prompt_is_redacted_before_the_drafting_model_sees_i
     [sent] = stub.received
     assert secret not in json.dumps(sent.body)
     assert "my key is" in sent.body["messages"][0]["content"]
+
+
+async def test_desk_page_carries_the_posted_draft_to_sign(draft_stack: Stack) -> None:
+    """The answer page's API gives the draft's exact text, its model and sha256."""
+    pending = ask(draft_stack)
+    await drafted(draft_stack)
+    _, detail = await get_json(desk_url(draft_stack, "api/tickets/1"))
+    pending.cancel()
+    assert detail["draft"] == {"text": DRAFT, "model": "gpt-4o", "digest": draft_digest(DRAFT)}
+    assert detail["read_only"] is False
 
 
 def test_draft_request_rebuilds_tools_choice_format_and_stop() -> None:
