@@ -20,6 +20,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import aiohttp
 from aiohttp import web
@@ -195,7 +196,7 @@ class Drafter:
                     "request_id=%s ticket %d: no draft from %s (model %s): %s",
                     ticket.request_id,
                     ticket.id,
-                    self._url,
+                    shown_url(self._url),
                     model,
                     detail,
                 )
@@ -237,6 +238,13 @@ class Drafter:
         except (ValueError, RecursionError):
             raise DraftFailed("the drafting model's answer is not JSON") from None
         return read_completion(data)
+
+
+def shown_url(url: str) -> str:
+    """Return a URL fit for a log line: without any user or password it carries."""
+    parts = urlsplit(url)
+    host = parts.netloc.rpartition("@")[2]
+    return f"{parts.scheme}://{host}{parts.path}"
 
 
 DRAFTER = web.AppKey("drafter", Drafter)

@@ -58,7 +58,8 @@ class Settings:
     # Out of repr: the URL may carry a password.
     redis_url: str | None = field(default=None, repr=False)
     # An OpenAI-compatible model that drafts a suggested answer per ticket; None: no drafts.
-    draft_url: str | None = None
+    # Out of repr, like the Redis URL: a URL may carry credentials.
+    draft_url: str | None = field(default=None, repr=False)
     # Its key, sent as a bearer token; never logged, never in repr.
     draft_key: str | None = field(default=None, repr=False)
     # The model to ask; None asks for the ticket's own model.

@@ -129,7 +129,8 @@ def render_draft_comment(
 
 def parse_draft_comment(body: str) -> Draft | None:
     """Recover a draft's exact text from its comment, or None if it is not one or was altered."""
-    lines = split_lines(body)
+    # GitHub may give the body back with CRLF line ends or a final line break.
+    lines = split_lines(body.rstrip())
     if not lines or lines[-1] != f"{REPLY_MARKER_PREFIX}{DRAFT_REPLY_KIND} -->":
         return None
     markers = [m for line in lines if (m := _DRAFT_MARKER.fullmatch(line)) is not None]

@@ -19,7 +19,7 @@ import pytest
 from auth.comment import TRAILER_PREFIX
 from auth.keys import write_signing_key
 from proxy.cli import main
-from proxy.drafts import DRAFTER, Drafter, draft_request_body
+from proxy.drafts import DRAFTER, Drafter, draft_request_body, shown_url
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from proxy.wire import parse_chat_request
@@ -232,6 +232,24 @@ async def test_answer_with_draft_on_an_issue_without_a_draft_exits_2(
     assert code == 2
     assert "no draft on" in capsys.readouterr().err
     assert stack.runner.app.get(DRAFTER) is None
+
+
+def test_answer_with_both_draft_and_file_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--draft and --file name two different answers, so the CLI refuses to guess."""
+    argv = ["answer", "https://github.com/acme/agents/issues/1", "--draft", "--file", "a.txt"]
+    argv += ["--key", str(tmp_path / "k.json"), "--token", "ghp_unused"]
+    assert main(argv, {}) == 2
+    assert "either --draft or --file" in capsys.readouterr().err
+
+
+def test_draft_url_with_credentials_is_shown_without_them() -> None:
+    """A drafting URL's user and password never reach a log line or the settings repr."""
+    url = "https://user:hunter2-password@llm.example/v1"
+    assert shown_url(url) == "https://llm.example/v1"
+    settings = Settings.from_env({"TICKETPROXY_DRAFT_URL": url})
+    assert "hunter2" not in repr(settings)
 
 
 @pytest.mark.parametrize("failure", ["down", "status 500", "timeout", "bad JSON"])

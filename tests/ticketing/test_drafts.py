@@ -97,6 +97,14 @@ def test_any_draft_text_is_recovered_exactly_or_refused(raw: str) -> None:
         assert draft.text == text
 
 
+def test_draft_comment_read_back_with_crlf_line_ends_gives_the_same_text() -> None:
+    """GitHub may return a body with CRLF and a final line break; the draft is unchanged."""
+    text = "line one\nline two"
+    draft = parse_draft_comment(comment(text).replace("\n", "\r\n") + "\r\n")
+    assert draft is not None
+    assert draft.text == text
+
+
 def test_draft_comment_edited_on_github_is_refused() -> None:
     """A draft whose fenced text was changed after posting no longer matches its digest."""
     body = comment("rm nothing").replace("rm nothing", "rm -rf /")
