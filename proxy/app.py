@@ -22,6 +22,7 @@ from ticketing.store import TicketStore
 from ticketing.throttle import WriteThrottle
 
 from .desk_page import DeskPageSettings, install_desk_page
+from .drafts import drafter_context
 from .handlers import (
     DESK,
     ROUTES,
@@ -136,6 +137,8 @@ def create_app(
             store.close()
 
     app.cleanup_ctx.append(desk_context)
+    # After the desk, so it stops first: no draft is posted to a desk that has stopped.
+    app.cleanup_ctx.append(drafter_context(settings, DESK))
     app.cleanup_ctx.append(upstream_session)
     app.router.add_get("/v1/models", list_models)
     app.router.add_get("/models", list_models)

@@ -29,6 +29,7 @@ from auth.logins import same_login
 from auth.policy import ReviewPolicy, commands_in, decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
+from ticketing.drafts import DRAFT_REPLY_KIND, parse_draft_comment
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github_client import (
     GITHUB_API_URL,
@@ -40,6 +41,7 @@ from ticketing.github_client import (
 )
 from ticketing.references import ticket_reference
 from ticketing.render import find_step_number
+from ticketing.replies import REPLY_MARKER_PREFIX
 from ticketing.sandbox import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 
 from .app import create_app
@@ -137,6 +139,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     answer.add_argument(
         "--step", type=_step, help="the step of the agent run to answer (default: the newest)"
+    )
+    answer.add_argument(
+        "--draft",
+        action="store_true",
+        help="sign the model's draft on the issue, unchanged, instead of --file",
     )
 
     approve = commands.add_parser(
@@ -432,12 +439,41 @@ def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
-    text = _read(args.file)
+    text = _draft_text(args, api_url, token, repo, number) if args.draft else _read(args.file)
     ticket = _ticket_for(api_url, token, repo, number, args.step)
     body = _signed_text(args.key, ticket, text, args)
     with _editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
     print(f"signed answer for {ticket} posted: {url}")
+
+
+def _draft_text(args: argparse.Namespace, api_url: str, token: str, repo: str, number: int) -> str:
+    """Return the exact text of the newest draft the bot posted on the issue."""
+    if args.file != "-":
+        raise ProxyError("give either --draft or --file, not both")
+    with _editor_errors(api_url, f"issue {repo}#{number}"):
+        history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+    # Only the bot (the issue's author) posts drafts: a look-alike by anyone else is ignored.
+    posted = [
+        comment
+        for comment in history.comments
+        if same_login(comment.author_login, history.author_login)
+        and f"{REPLY_MARKER_PREFIX}{DRAFT_REPLY_KIND} -->" in comment.body
+    ]
+    if not posted:
+        raise ProxyError(
+            f"no draft on {repo}#{number}: the bot has posted no suggested answer there; "
+            "write the answer yourself and pass it with --file"
+        )
+    newest = max(posted, key=lambda comment: (comment.created_at, comment.id))
+    draft = parse_draft_comment(newest.body)
+    if draft is None:
+        raise ProxyError(
+            f"the draft on {repo}#{number} ({newest.url}) was changed after the bot posted it, "
+            "so its text cannot be trusted as drafted: copy it, check it, and pass it with --file"
+        )
+    print(f"signing the draft {newest.url} (sha256 {draft.digest}) unchanged")
+    return draft.text
 
 
 @contextlib.contextmanager

@@ -1,5 +1,9 @@
 """The answer page ``/desk/``: editors list pending tickets, then sign and post in the browser.
 
+The list also holds the tickets that expired in the last hour, shown read-only. A ticket
+with a posted draft (:mod:`proxy.drafts`) carries its exact text, so an editor can sign it
+unchanged in one click, or edit it first; either way it is an ordinary signed answer.
+
 The page is static (``proxy/static/``); it reads tickets from ``/desk/api/*``. Private keys
 never reach the server: the browser imports the editor's key file into WebCrypto as a
 non-extractable key and signs there, so these routes only ever serve what the issue shows.
@@ -15,7 +19,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
 from urllib.parse import urlsplit
@@ -27,7 +31,7 @@ from ticketing.desk import Desk, decode_release, utc_now
 from ticketing.github_client import GITHUB_API_URL
 from ticketing.redact import redact_request
 from ticketing.request import ChatRequest
-from ticketing.store import Ticket, TicketState
+from ticketing.store import DraftState, Ticket, TicketState
 from ticketing.templates import answer_template
 
 from .handlers import DESK
@@ -38,6 +42,8 @@ _STATES = {
     TicketState.OPEN: "awaiting answer",
     TicketState.NEEDS_REVIEW: "needs review",
 }
+# Expired tickets stay on the list this long, read-only, so editors see what was missed.
+RECENTLY_EXPIRED = timedelta(hours=1)
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -163,6 +169,7 @@ async def _tickets(request: web.Request) -> web.StreamResponse:
         for ticket in desk.store.pending_tickets()
         if ticket.issue_number is not None and ticket.state in _STATES
     ]
+    listed += expired_summaries(desk, now=now)
     return web.json_response({"tickets": listed}, headers=_NO_STORE)
 
 
@@ -170,7 +177,7 @@ async def _ticket(request: web.Request) -> web.StreamResponse:
     desk = request.app[DESK]
     number = int(request.match_info["number"])
     ticket = desk.store.ticket_for_issue(number)
-    if ticket is None or ticket.state not in _STATES:
+    if ticket is None or not _shown(ticket):
         return web.json_response(
             {"error": f"issue #{number} has no ticket waiting for an answer or a review"},
             status=404,
@@ -222,4 +229,28 @@ def ticket_detail(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any
             "required": candidate.required,
             "commands": [command.show() for command in commands],
         }
+    detail.update(draft_detail(desk, ticket))
     return detail
+
+
+def _shown(ticket: Ticket) -> bool:
+    """Say whether the page shows a ticket: pending ones, and expired ones read-only."""
+    return ticket.state in _STATES or ticket.state is TicketState.EXPIRED
+
+
+def expired_summaries(desk: Desk, *, now: datetime) -> list[dict[str, Any]]:
+    """Describe the tickets that expired within RECENTLY_EXPIRED, newest last, read-only."""
+    return [
+        ticket_summary(desk, ticket, now=now)
+        for ticket in desk.store.recently_expired(since=now - RECENTLY_EXPIRED)
+        if ticket.issue_number is not None
+    ]
+
+
+def draft_detail(desk: Desk, ticket: Ticket) -> dict[str, Any]:
+    """Return whether the ticket is read-only, and its posted draft (text to sign), if any."""
+    draft = desk.store.draft_for(ticket.id)
+    shown = None
+    if draft is not None and draft.state is DraftState.POSTED:
+        shown = {"text": draft.text, "model": draft.model, "digest": draft.digest}
+    return {"read_only": ticket.state not in _STATES, "draft": shown}

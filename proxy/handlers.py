@@ -16,6 +16,7 @@ from ticketing.replies import render_expired_completion
 from ticketing.request import ChatRequest
 from ticketing.threads import THREAD_NAME_LIMIT
 
+from .drafts import start_draft
 from .errors import InvalidRequest, NotFound
 from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
@@ -120,6 +121,7 @@ async def _answer(
     desk = request.app[DESK]
     request_id = request[REQUEST_ID]
     ticket = await desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
+    start_draft(request.app, ticket, chat)
     created = int(ticket.created_at.timestamp())
     headers = {
         "x-request-id": request_id,

@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -56,6 +57,14 @@ class Settings:
     # Redis shared by several replicas (key locks, jtis, poll lease, wake-ups); None: alone.
     # Out of repr: the URL may carry a password.
     redis_url: str | None = field(default=None, repr=False)
+    # An OpenAI-compatible model that drafts a suggested answer per ticket; None: no drafts.
+    # Out of repr, like the Redis URL: a URL may carry credentials.
+    draft_url: str | None = field(default=None, repr=False)
+    # Its key, sent as a bearer token; never logged, never in repr.
+    draft_key: str | None = field(default=None, repr=False)
+    # The model to ask; None asks for the ticket's own model.
+    draft_model: str | None = None
+    draft_timeout: float = 120.0
 
     @property
     def embedded(self) -> bool:
@@ -66,6 +75,11 @@ class Settings:
     def store_path(self) -> Path:
         """Return where the ticket store lives."""
         return self.data_dir / "tickets.sqlite3"
+
+    @property
+    def drafting(self) -> bool:
+        """Say whether an upstream model drafts suggested answers for tickets."""
+        return self.draft_url is not None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -116,6 +130,7 @@ class Settings:
             github_app_installation_id=installation_id,
             redis_url=_redis_url(environ.get("TICKETPROXY_REDIS_URL")),
         )
+        settings = replace(settings, **_draft_settings(environ))
         return settings
 
     def with_listen(self, host: str | None, port: int | None) -> Settings:
@@ -260,6 +275,52 @@ def _redis_url(value: str | None) -> str | None:
             "TLS, unix:///path/to/redis.sock), or leave it unset for a single process"
         )
     return value
+
+
+_DRAFT_URL = "TICKETPROXY_DRAFT_URL"
+
+
+def _draft_settings(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Read the drafting model's settings; drafting is off unless TICKETPROXY_DRAFT_URL is set."""
+    url = (environ.get(_DRAFT_URL) or "").strip()
+    key = environ.get("TICKETPROXY_DRAFT_KEY") or None
+    model = (environ.get("TICKETPROXY_DRAFT_MODEL") or "").strip() or None
+    timeout = _number(environ, "TICKETPROXY_DRAFT_TIMEOUT", 120.0, low=0.1)
+    if not url:
+        given = [
+            name
+            for name, value in (
+                ("TICKETPROXY_DRAFT_KEY", key),
+                ("TICKETPROXY_DRAFT_MODEL", model),
+                ("TICKETPROXY_DRAFT_TIMEOUT", environ.get("TICKETPROXY_DRAFT_TIMEOUT")),
+            )
+            if value
+        ]
+        if given:
+            raise ConfigError(
+                f"{', '.join(given)} set without {_DRAFT_URL}: set {_DRAFT_URL} to the drafting "
+                "model's base URL (e.g. http://127.0.0.1:11434/v1 for Ollama), or unset them"
+            )
+        return {}
+    if not url.startswith(("http://", "https://")) or " " in url:
+        # Not echoed: a URL may carry credentials.
+        raise ConfigError(
+            f"{_DRAFT_URL} is not an http(s) URL: give the base URL of an OpenAI-compatible "
+            "server, ending in /v1 (e.g. http://127.0.0.1:11434/v1 for Ollama, "
+            "http://127.0.0.1:8000/v1 for vLLM)"
+        )
+    url = url.rstrip("/")
+    if url.endswith(("/chat/completions", "/completions")):
+        raise ConfigError(
+            f"{_DRAFT_URL} names an endpoint, not a base URL: drop the /chat/completions "
+            "part (ticketproxy adds it), e.g. http://127.0.0.1:11434/v1"
+        )
+    if key is not None and (key != key.strip() or any(c in key for c in "\r\n")):
+        raise ConfigError(
+            "TICKETPROXY_DRAFT_KEY has surrounding whitespace or a line break: set the key "
+            "alone, as the drafting server gave it"
+        )
+    return {"draft_url": url, "draft_key": key, "draft_model": model, "draft_timeout": timeout}
 
 
 def _keys(value: str) -> tuple[str, ...]:

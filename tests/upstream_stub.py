@@ -2,7 +2,8 @@
 
 It is a real aiohttp server on 127.0.0.1, port 0, answering ``/v1/chat/completions`` and the
 legacy ``/v1/completions``. Tests read ``received`` to see what the proxy forwarded, and can
-make it fail (``status``), stall (``delay``) or hold a stream mid-way (``gate``).
+make it fail (``status``), stall (``delay``), hold a stream mid-way (``gate``), answer with
+tool calls (``tool_calls``, non-streaming) or with a body that is not JSON (``raw``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,11 @@ class Received:
 class UpstreamStub:
     """An OpenAI-compatible model that always answers ``text``."""
 
-    text: str = CANNED_TEXT
+    text: str | None = CANNED_TEXT
+    # OpenAI-shaped tool calls for a non-streaming answer: {"id", "type", "function": {...}}.
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    # When set, a non-streaming chat answer is these bytes, sent as they are (e.g. bad JSON).
+    raw: bytes | None = None
     status: int = 200
     delay: float = 0.0
     # When set, a stream pauses after its first content chunk until the gate opens.
@@ -73,7 +78,12 @@ class UpstreamStub:
         if self.status != 200:
             return self._error()
         model = str(body.get("model"))
+        if not body.get("stream") and self.raw is not None:
+            return web.Response(body=self.raw, content_type="application/json")
         if not body.get("stream"):
+            message: dict[str, Any] = {"role": "assistant", "content": self.text}
+            if self.tool_calls:
+                message["tool_calls"] = self.tool_calls
             return web.json_response(
                 {
                     "id": "chatcmpl-stub",
@@ -83,9 +93,9 @@ class UpstreamStub:
                     "choices": [
                         {
                             "index": 0,
-                            "message": {"role": "assistant", "content": self.text},
+                            "message": message,
                             "logprobs": None,
-                            "finish_reason": "stop",
+                            "finish_reason": "tool_calls" if self.tool_calls else "stop",
                         }
                     ],
                     "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
@@ -105,7 +115,7 @@ class UpstreamStub:
             return f"data: {json.dumps(chunk)}\n\n".encode()
 
         await response.write(event({"role": "assistant", "content": ""}))
-        words = self.text.split(" ")
+        words = (self.text or "").split(" ")
         for index, word in enumerate(words):
             await response.write(event({"content": word if index == 0 else " " + word}))
             if index == 0:
@@ -131,7 +141,7 @@ class UpstreamStub:
                 "created": 1_700_000_000,
                 "model": str(body.get("model")),
                 "choices": [
-                    {"text": self.text, "index": 0, "logprobs": None, "finish_reason": "stop"}
+                    {"text": self.text or "", "index": 0, "logprobs": None, "finish_reason": "stop"}
                 ],
                 "usage": {"prompt_tokens": 5, "completion_tokens": 7, "total_tokens": 12},
             }

@@ -34,6 +34,7 @@ from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_co
 
 from .answers import Refusal, Release, prepare_release
 from .coordination import Coordinator, LocalCoordinator, Subscription
+from .drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
 from .errors import GitHubUnavailable, TicketingError
 from .followups import Guard, WriteQueue
 from .github_client import (
@@ -59,6 +60,7 @@ from .replies import (
 from .request import ChatRequest, ToolCall
 from .store import (
     Candidate,
+    DraftState,
     PollCursor,
     StoredAnswer,
     StoredJudgement,
@@ -1210,3 +1212,65 @@ class Desk:
         number = comment.issue_number
         self.followups.react(number, comment.id, REACTION_REFUSED, request_id=ticket.request_id)
         self.followups.comment(number, body, request_id=ticket.request_id)
+
+    # --- drafts from an upstream model ------------------------------------------------------
+
+    def claim_draft(self, ticket: Ticket) -> bool:
+        """Reserve the one draft this ticket may get; False if it has one or cannot get one."""
+        if ticket.issue_number is None or not ticket.state.pending:
+            return False
+        # In the shared store: a retry, or the same request on another replica, loses here.
+        return self.store.claim_draft(ticket.id, now=self._clock())
+
+    def post_draft(self, ticket: Ticket, text: str, *, model: str) -> bool:
+        """Keep a claimed draft and queue it as a marked suggestion on the ticket's issue.
+
+        The comment is sent only while the ticket still waits for an answer; it is never an
+        answer (the bot's own comments are skipped), and a draft that is empty or too long
+        for a GitHub comment is recorded as failed. Return whether it was queued.
+        """
+        number = ticket.issue_number
+        if number is None:
+            raise ValueError("a draft goes on the ticket's issue, and this ticket has none")
+        digest = draft_digest(text)
+        body = render_draft_comment(text, model=model, digest=digest) if text else ""
+        problem = (
+            "the model returned no text and no tool call"
+            if not text
+            else f"the draft comment would have {len(body)} characters, more than GitHub takes"
+            if len(body) > MAX_DRAFT_COMMENT
+            else None
+        )
+        if problem is not None:
+            self.fail_draft(ticket, problem, model=model)
+            return False
+        write = self.followups.comment(
+            number,
+            body,
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {state for state in TicketState if state.pending}),
+        )
+        if not self.store.finish_draft(
+            ticket.id,
+            state=DraftState.POSTED,
+            now=self._clock(),
+            model=model,
+            text=text,
+            digest=digest,
+        ):
+            self.followups.cancel(write, "the draft was not claimed")
+            return False
+        log.info(
+            "request_id=%s ticket %d: draft by model %s queued (sha256 %s)",
+            ticket.request_id,
+            ticket.id,
+            model,
+            digest,
+        )
+        return True
+
+    def fail_draft(self, ticket: Ticket, detail: str, *, model: str) -> None:
+        """Record that no draft came for this ticket; it goes on waiting for people."""
+        self.store.finish_draft(
+            ticket.id, state=DraftState.FAILED, now=self._clock(), model=model, detail=detail
+        )

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .errors import StoreError
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -145,6 +145,20 @@ _MIGRATIONS: dict[int, str] = {
         thread_id     INTEGER NOT NULL REFERENCES tickets (id)
     );
     """,
+    # An upstream model's suggested answer, at most one per ticket (claimed before it is
+    # asked for, so retries and replicas never ask twice).
+    7: """
+    CREATE TABLE drafts (
+        ticket_id     INTEGER PRIMARY KEY REFERENCES tickets (id),
+        state         TEXT NOT NULL,
+        model         TEXT NOT NULL DEFAULT '',
+        text          TEXT NOT NULL DEFAULT '',
+        digest        TEXT NOT NULL DEFAULT '',
+        created_at    REAL NOT NULL,
+        updated_at    REAL NOT NULL,
+        detail        TEXT
+    );
+    """,
 }
 
 
@@ -242,6 +256,27 @@ class StoredJudgement:
     jti: str
     digest: str
     posted_at: datetime
+
+
+class DraftState(StrEnum):
+    """Where a ticket's draft is: being asked for, posted on the issue, or failed."""
+
+    CLAIMED = "claimed"
+    POSTED = "posted"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class StoredDraft:
+    """An upstream model's suggested answer for a ticket; never an answer by itself."""
+
+    ticket_id: int
+    state: DraftState
+    model: str
+    text: str
+    digest: str
+    created_at: datetime
+    detail: str | None
 
 
 @dataclass(frozen=True)
@@ -914,3 +949,60 @@ class TicketStore:
                 " ON CONFLICT (name) DO UPDATE SET since = excluded.since, etag = excluded.etag",
                 (cursor.since, cursor.etag),
             )
+
+    # --- drafts and recently expired tickets -----------------------------------------------
+
+    def claim_draft(self, ticket_id: int, *, now: datetime) -> bool:
+        """Reserve the one draft a ticket may get; False if it was claimed before."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "INSERT OR IGNORE INTO drafts (ticket_id, state, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?)",
+                (ticket_id, DraftState.CLAIMED, _ts(now), _ts(now)),
+            )
+            return cursor.rowcount == 1
+
+    def finish_draft(
+        self,
+        ticket_id: int,
+        *,
+        state: DraftState,
+        now: datetime,
+        model: str = "",
+        text: str = "",
+        digest: str = "",
+        detail: str | None = None,
+    ) -> bool:
+        """Record how a claimed draft ended (posted or failed); False if it was not claimed."""
+        if state is DraftState.CLAIMED:
+            raise ValueError("a draft is finished as posted or failed")
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE drafts SET state = ?, model = ?, text = ?, digest = ?, detail = ?,"
+                " updated_at = ? WHERE ticket_id = ? AND state = ?",
+                (state, model, text, digest, detail, _ts(now), ticket_id, DraftState.CLAIMED),
+            )
+            return cursor.rowcount == 1
+
+    def draft_for(self, ticket_id: int) -> StoredDraft | None:
+        """Return a ticket's draft, in whatever state it is."""
+        row = self._db.execute("SELECT * FROM drafts WHERE ticket_id = ?", (ticket_id,)).fetchone()
+        if row is None:
+            return None
+        return StoredDraft(
+            ticket_id=row["ticket_id"],
+            state=DraftState(row["state"]),
+            model=row["model"],
+            text=row["text"],
+            digest=row["digest"],
+            created_at=datetime.fromtimestamp(row["created_at"], UTC),
+            detail=row["detail"],
+        )
+
+    def recently_expired(self, *, since: datetime) -> list[Ticket]:
+        """Return the tickets that expired at or after ``since``, oldest first."""
+        rows = self._db.execute(
+            "SELECT * FROM tickets WHERE state = ? AND updated_at >= ? ORDER BY id",
+            (TicketState.EXPIRED, _ts(since)),
+        ).fetchall()
+        return [self._ticket(row) for row in rows]

@@ -147,6 +147,16 @@ async function openTicket(number) {
   $("ticket-link").href = ticket.url || "#";
   $("ticket-state").textContent = ticket.state;
   $("ticket-body").textContent = ticket.body;
+  // An expired ticket is shown read-only: nothing on it can be signed any more.
+  $("read-only").hidden = !ticket.read_only;
+  $("answering").hidden = ticket.read_only;
+  const draft = ticket.draft;
+  $("draft").hidden = !draft;
+  $("draft-actions").hidden = Boolean(ticket.read_only || ticket.candidate);
+  if (draft) {
+    $("draft-model").textContent = draft.model;
+    $("draft-text").textContent = draft.text;
+  }
   const review = ticket.candidate;
   $("review").hidden = !review;
   $("approve").hidden = $("reject").hidden = !review;
@@ -168,15 +178,37 @@ async function openTicket(number) {
   say(`Opened ${ticket.ref}.`);
 }
 
-async function sign(act) {
+async function sign(act, text = $("answer").value) {
   if (!state.signer) throw new Error("import your private key file first");
   if (!state.ticket) throw new Error("open a ticket first");
+  if (state.ticket.read_only) throw new Error("this ticket expired; it takes no answer");
   const judgedDigest = act === "answer" ? null : state.ticket.candidate.digest;
-  $("signed").value = await signComment($("answer").value, {
+  $("signed").value = await signComment(text, {
     ticket: state.ticket.ref, signer: state.signer, act, judgedDigest,
   });
   $("post").disabled = $("copy").disabled = false;
   say(`Signed (${act}) as ${state.signer.login} for ${state.ticket.ref}.`);
+}
+
+// One click: sign the model's draft exactly as drafted, and post it as this editor's answer.
+async function signDraft() {
+  const draft = state.ticket && state.ticket.draft;
+  if (!draft) throw new Error("this ticket has no draft");
+  if (!$("gh-token").value.trim()) throw new Error("enter your GitHub token to post");
+  if (await textDigest(draft.text) !== draft.digest) {
+    throw new Error("the draft does not match its sha256; edit it instead");
+  }
+  await sign("answer", draft.text);
+  await postComment();
+}
+
+function editDraft() {
+  const draft = state.ticket && state.ticket.draft;
+  if (!draft) throw new Error("this ticket has no draft");
+  $("answer").value = draft.text;
+  $("answer").focus();
+  say("The draft is in the answer box: edit it, then sign it.");
+  return Promise.resolve();
 }
 
 async function postComment() {
@@ -184,7 +216,9 @@ async function postComment() {
   if (!token) throw new Error("enter your GitHub token to post");
   sessionStorage.setItem("ticketproxy-gh-token", token);
   const api = $("api-base").value.trim().replace(/\/+$/, "");
-  const [repo, number] = state.ticket.ref.split("#");
+  // The reference may name a step of an agent run (owner/repo#12/3): post on issue 12.
+  const repo = state.ticket.ref.split("#")[0];
+  const number = state.ticket.number;
   const response = await fetch(`${api}/repos/${repo}/issues/${number}/comments`, {
     method: "POST",
     headers: {
@@ -235,6 +269,8 @@ async function start() {
   on("approve", () => sign("approve"));
   on("reject", () => sign("reject"));
   on("post", postComment);
+  on("sign-draft", signDraft);
+  on("edit-draft", editDraft);
   on("copy", async () => {
     await navigator.clipboard.writeText($("signed").value);
     say("Signed comment copied.");

@@ -12,17 +12,22 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from auth.keyring import Keyring
 from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
-from tests.proxy.test_desk_page import PROMPT, desk_url, start_desk_stack
+from tests.proxy.test_desk_page import DANGEROUS, PROMPT, SHELL, desk_url, start_desk_stack
+from tests.proxy.test_drafts import DRAFT, drafted, start_draft_stack
 from tests.stack import REPO, Stack, stop_stack
+from tests.upstream_stub import running_upstream_stub
 from ticketing.sandbox import RunningSandbox, SandboxConfig
+from ticketing.store import TicketState
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -141,3 +146,126 @@ async def test_answer_signed_in_the_browser_reaches_the_openai_client(
         is_jti_used=lambda jti: False,
     )
     assert isinstance(verdict, Accepted), verdict
+
+
+@asynccontextmanager
+async def desk_page(stack: Stack, login: str, tmp_path: Path) -> AsyncIterator[Any]:
+    """Yield the desk page in Chromium with ``login``'s key imported and GitHub token set."""
+    key_file = tmp_path / f"{login}.key.json"
+    write_signing_key(key_file, stack.keys[login])
+    async with playwright_api.async_playwright() as driver:
+        browser = await driver.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        try:
+            page = await browser.new_page(viewport={"width": 1100, "height": 720})
+            await page.goto(desk_url(stack))
+            await page.set_input_files("#key-file", str(key_file))
+            await page.locator("#key-info", has_text=login).wait_for()
+            await page.fill("#gh-token", stack.token(login))
+            yield page
+        finally:
+            await browser.close()
+
+
+async def open_ticket(page: Any, number: int = 1) -> None:
+    """Click ticket ``number`` in the list and wait for it to open."""
+    await page.click("#refresh")
+    await page.click(f"li[data-number='{number}']")
+    await page.locator("#status", has_text=f"Opened {REPO}#{number}").wait_for()
+
+
+async def held_for_review(stack: Stack) -> asyncio.Task[Any]:
+    """Ask with the shell tool, have alice answer a risky command, and wait for the hold."""
+    pending = asyncio.create_task(
+        stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, DANGEROUS, signer="alice")
+    await stack.settle()
+    ticket = stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    assert ticket.state is TicketState.NEEDS_REVIEW
+    return pending
+
+
+async def test_reviewer_approving_on_the_page_releases_the_held_answer(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """Bob opens the held answer, clicks Approve and posts; the agent receives the command."""
+    pending = await held_for_review(desk_stack)
+    async with desk_page(desk_stack, "bob", tmp_path) as page:
+        await open_ticket(page)
+        await playwright_api.expect(page.locator("#cand-commands")).to_contain_text("rm -rf build")
+        await playwright_api.expect(page.locator("#sign")).to_be_hidden()
+        await page.click("#approve")
+        await playwright_api.expect(page.locator("#signed")).to_have_value(
+            re.compile("ticketproxy-signature")
+        )
+        await page.click("#post")
+        await page.locator("#status", has_text="Posted").wait_for()
+    completion = await asyncio.wait_for(pending, 10)
+    [call] = completion.choices[0].message.tool_calls
+    assert call.function.name == "execute_shell"
+    assert json.loads(call.function.arguments) == {"command": "rm -rf build"}
+
+
+async def test_reviewer_rejecting_on_the_page_keeps_the_answer_from_the_agent(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """Bob rejects the held answer on the page; the agent never gets it, only the expiry."""
+    pending = await held_for_review(desk_stack)
+    async with desk_page(desk_stack, "bob", tmp_path) as page:
+        await open_ticket(page)
+        await page.fill("#answer", "Deleting the build directory is not wanted here.")
+        await page.click("#reject")
+        await playwright_api.expect(page.locator("#signed")).to_have_value(
+            re.compile("ticketproxy-signature")
+        )
+        await page.click("#post")
+        await page.locator("#status", has_text="Posted").wait_for()
+        await desk_stack.settle()
+        ticket = desk_stack.desk.store.ticket_for_issue(1)
+        assert ticket is not None
+        assert ticket.state is TicketState.OPEN
+        desk_stack.clock.offset += timedelta(minutes=5)
+        desk_stack.desk.poke()
+        completion = await asyncio.wait_for(pending, 10)
+        # The expired ticket stays on the list for an hour, read-only.
+        await page.click("#refresh")
+        await playwright_api.expect(page.locator("li[data-number='1']")).to_contain_text("expired")
+        await open_ticket(page)
+        await playwright_api.expect(page.locator("#read-only")).to_be_visible()
+        await playwright_api.expect(page.locator("#answering")).to_be_hidden()
+    message = completion.choices[0].message
+    assert message.tool_calls is None
+    assert message.content.startswith("No human answered this request in time.")
+    assert "rm -rf" not in message.content
+
+
+async def test_signing_the_draft_unchanged_on_the_page_releases_it_to_the_agent(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """One click on "Sign the draft unchanged" signs and posts the draft; the agent gets it."""
+    # (Editing the draft and signing the edit is tested without a browser in test_drafts.)
+    async with running_upstream_stub(text=DRAFT) as stub:
+        stack = await start_draft_stack(github_sandbox, sandbox_config, tmp_path, stub.base_url)
+        try:
+            pending = asyncio.create_task(
+                stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+            )
+            await drafted(stack)
+            async with desk_page(stack, "alice", tmp_path) as page:
+                await open_ticket(page)
+                await playwright_api.expect(page.locator("#draft-text")).to_have_text(DRAFT)
+                await playwright_api.expect(page.locator("#draft-model")).to_have_text("gpt-4o")
+                # "Edit the draft" only fills the answer box: nothing is signed or posted.
+                await page.click("#edit-draft")
+                await playwright_api.expect(page.locator("#answer")).to_have_value(DRAFT)
+                await playwright_api.expect(page.locator("#signed")).to_have_value("")
+                await page.click("#sign-draft")
+                await page.locator("#status", has_text="Posted").wait_for()
+            completion = await asyncio.wait_for(pending, 10)
+        finally:
+            await stop_stack(stack)
+    assert completion.choices[0].message.content == DRAFT
