@@ -444,7 +444,7 @@ def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     body = _signed_text(args.key, ticket, text, args)
     with _editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
-    print(f"signed answer for {ticket} posted: {url}")
+    print(f"signed answer posted: {url} (signed for {ticket})")
 
 
 def _draft_text(args: argparse.Namespace, api_url: str, token: str, repo: str, number: int) -> str:

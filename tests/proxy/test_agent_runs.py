@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 from typing import Any
 
 import aiohttp
+import jwt
 from openai.types.chat import ChatCompletion
 
+from auth.comment import split_signed_comment
+from auth.keys import write_signing_key
+from proxy.cli import main
 from tests.proxy.test_autogpt_replay import SAMPLES, editor_answer, load, replay_headers, send
 from tests.stack import REPO, Stack
 
@@ -185,3 +190,30 @@ async def _wait_for_step(stack: Stack, step: int, within: float = 10.0) -> None:
                 return
         await asyncio.sleep(0.02)
     raise AssertionError(f"step {step} was never opened")
+
+
+async def test_cli_answer_signs_for_the_newest_step_of_the_run(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """``ticketproxy answer <issue URL>`` finds the open step and signs for ``#1/2``."""
+    await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
+    pending = asyncio.create_task(send(stack, STEP_2))
+    await _wait_for_step(stack, 2)
+    key = tmp_path / "alice.key"
+    write_signing_key(key, stack.keys["alice"])
+    answer = tmp_path / "answer.md"
+    answer.write_text(editor_answer(STEP_2["body"]), encoding="utf-8")
+    url = f"{stack.sandbox.web_url}/{REPO}/issues/1"
+    argv = ["answer", url, "--key", str(key), "--file", str(answer)]
+    env = {"GITHUB_TOKEN": stack.token("alice")}
+    assert await asyncio.to_thread(main, argv, env) == 0
+    status, _ = await asyncio.wait_for(pending, 10)
+    assert status == 200
+    signed = [c.body for c in await stack.comments(1) if c.user.login == "alice"][-1]
+    assert _claims(signed)["aud"] == f"{REPO}#1/2"
+
+
+def _claims(body: str) -> dict[str, Any]:
+    _, token = split_signed_comment(body)
+    assert token is not None
+    return dict(jwt.decode(token, options={"verify_signature": False}))
