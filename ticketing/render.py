@@ -312,12 +312,20 @@ def _first_line(text: str) -> str:
 # --- title and header ---------------------------------------------------------------------
 
 
+# Metadata keys an agent may name itself under (the OpenAI API allows any 16 keys).
+_AGENT_METADATA_KEYS = ("agent", "agent_name", "agent_id")
+
+
 def _agent_name(request: ChatRequest) -> str:
-    """Name the agent from its system prompt ("You are NAME,"), else ``user``, else "agent"."""
+    """Name the agent: its system prompt ("You are NAME,"), metadata, ``user``, or "agent"."""
     for match in _AGENT_NAME.finditer(request.system_prompt):
         name = match.group(1)
         if all(word[0].isupper() for word in name.split(" ")):
             return name
+    for key in _AGENT_METADATA_KEYS:
+        value = request.metadata.get(key, "").strip()
+        if value:
+            return value
     if request.user and request.user.strip():
         return request.user
     return "agent"

@@ -671,3 +671,13 @@ def test_any_tool_text_renders_a_safe_template_section(tools: list[ToolSpec], ch
     assert pings(outside) == []
     assert raw_html(outside) == []
     assert len(re.findall(r"^\|", section, flags=re.MULTILINE)) == len(tools) + 2
+
+
+def test_agent_named_in_metadata_is_shown_when_the_prompt_names_none() -> None:
+    """``metadata.agent`` names the agent in the title and header when the prompt does not."""
+    request = chat(
+        Message("user", "Summarise the report."), metadata={"agent": "report-bot"}, user="u-17"
+    )
+    ticket = render(request)
+    assert "report-bot: Summarise the report." in ticket.title
+    assert "| Agent | `report-bot` |" in ticket.body
