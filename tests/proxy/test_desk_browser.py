@@ -22,6 +22,7 @@ import pytest
 from auth.keyring import Keyring
 from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
+from tests.proxy.test_agent_runs import _claims, _wait_for_step
 from tests.proxy.test_desk_page import DANGEROUS, PROMPT, SHELL, desk_url, start_desk_stack
 from tests.proxy.test_drafts import DRAFT, drafted, start_draft_stack
 from tests.stack import REPO, Stack, stop_stack
@@ -175,6 +176,16 @@ async def open_ticket(page: Any, number: int = 1) -> None:
     await page.locator("#status", has_text=f"Opened {REPO}#{number}").wait_for()
 
 
+async def sign_and_post(page: Any, button: str) -> None:
+    """Click a signing button (sign, approve, reject …), wait for the signature, then post."""
+    await page.click(button)
+    await playwright_api.expect(page.locator("#signed")).to_have_value(
+        re.compile("ticketproxy-signature")
+    )
+    await page.click("#post")
+    await page.locator("#status", has_text="Posted").wait_for()
+
+
 async def held_for_review(stack: Stack) -> asyncio.Task[Any]:
     """Ask with the shell tool, have alice answer a risky command, and wait for the hold."""
     pending = asyncio.create_task(
@@ -198,12 +209,7 @@ async def test_reviewer_approving_on_the_page_releases_the_held_answer(
         await open_ticket(page)
         await playwright_api.expect(page.locator("#cand-commands")).to_contain_text("rm -rf build")
         await playwright_api.expect(page.locator("#sign")).to_be_hidden()
-        await page.click("#approve")
-        await playwright_api.expect(page.locator("#signed")).to_have_value(
-            re.compile("ticketproxy-signature")
-        )
-        await page.click("#post")
-        await page.locator("#status", has_text="Posted").wait_for()
+        await sign_and_post(page, "#approve")
     completion = await asyncio.wait_for(pending, 10)
     [call] = completion.choices[0].message.tool_calls
     assert call.function.name == "execute_shell"
@@ -218,12 +224,7 @@ async def test_reviewer_rejecting_on_the_page_keeps_the_answer_from_the_agent(
     async with desk_page(desk_stack, "bob", tmp_path) as page:
         await open_ticket(page)
         await page.fill("#answer", "Deleting the build directory is not wanted here.")
-        await page.click("#reject")
-        await playwright_api.expect(page.locator("#signed")).to_have_value(
-            re.compile("ticketproxy-signature")
-        )
-        await page.click("#post")
-        await page.locator("#status", has_text="Posted").wait_for()
+        await sign_and_post(page, "#reject")
         await desk_stack.settle()
         ticket = desk_stack.desk.store.ticket_for_issue(1)
         assert ticket is not None
@@ -269,3 +270,33 @@ async def test_signing_the_draft_unchanged_on_the_page_releases_it_to_the_agent(
         finally:
             await stop_stack(stack)
     assert completion.choices[0].message.content == DRAFT
+
+
+async def test_editor_answers_the_second_step_of_an_agent_run_from_the_page(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """Alice signs step 2 of a run on the page: it is signed for ``#1/2`` and reaches the agent."""
+    client = desk_stack.openai()
+    question = [{"role": "user", "content": "What is 2+2?"}]
+    first = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=question))
+    await desk_stack.wait_for_issue(1)
+    await desk_stack.answer(1, "4")
+    delivered = (await asyncio.wait_for(first, 10)).choices[0].message.content
+    follow_up = [
+        *question,
+        {"role": "assistant", "content": delivered},
+        {"role": "user", "content": "And times 3?"},
+    ]
+    second = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=follow_up))
+    await _wait_for_step(desk_stack, 2)
+    answer = "12, signed for step 2 in the browser."
+    async with desk_page(desk_stack, "alice", tmp_path) as page:
+        await open_ticket(page)
+        await playwright_api.expect(page.locator("#ticket-link")).to_have_text(f"{REPO}#1/2")
+        await page.fill("#answer", answer)
+        await sign_and_post(page, "#sign")
+    reply = await asyncio.wait_for(second, 10)
+    assert reply.choices[0].message.content == answer
+    posted = [c.body for c in await desk_stack.comments(1) if c.user.login == "alice"][-1]
+    assert answer in posted
+    assert _claims(posted)["aud"] == f"{REPO}#1/2"
