@@ -224,13 +224,28 @@ def bot_records(
     return tuple(records)
 
 
-def pending_answer(comments: Sequence[AuditComment], *, bot_login: str) -> PendingAnswer | None:
+def pending_answer(
+    comments: Sequence[AuditComment],
+    *,
+    bot_login: str,
+    ticket: str | None = None,
+    issue_ticket: str | None = None,
+) -> PendingAnswer | None:
     """Return the answer awaiting review: the one the bot's newest needs-review notice names.
 
     Without such a notice, return the newest comment signed as an answer. Return None when
-    there is neither, or when the named comment is gone.
+    there is neither, or when the named comment is gone. With ``ticket`` (a step of an agent
+    run; ``issue_ticket`` is the issue's own reference) only that step's notices and answers
+    count.
     """
     requests = bot_records(comments, kind=NEEDS_REVIEW, bot_login=bot_login)
+    if ticket is not None:
+        requests = tuple(r for r in requests if (r.ticket or issue_ticket) == ticket)
+        comments = [
+            c
+            for c in comments
+            if same_login(c.author_login, bot_login) or _claimed_ticket(c.body) in {None, ticket}
+        ]
     if requests:
         record = requests[-1]
         comment = next((c for c in comments if c.id == record.comment_id), None)

@@ -21,7 +21,15 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from auth.audit import AuditComment, PendingAnswer, TicketAudit, audit_steps, pending_answer
+from auth.audit import (
+    NEEDS_REVIEW,
+    AuditComment,
+    PendingAnswer,
+    TicketAudit,
+    audit_steps,
+    bot_records,
+    pending_answer,
+)
 from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
@@ -39,7 +47,7 @@ from ticketing.github_client import (
     fetch_tickets_once,
     post_comment_once,
 )
-from ticketing.references import ticket_reference
+from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render import find_step_number
 from ticketing.replies import REPLY_MARKER_PREFIX
 from ticketing.sandbox import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
@@ -423,14 +431,36 @@ def newest_step(history: IssueHistory) -> int:
     return max(steps, default=1)
 
 
-def _ticket_for(api_url: str, token: str, repo: str, number: int, step: int | None) -> str:
-    """Return the reference to sign for: ``owner/repo#12``, or ``owner/repo#12/3`` for a step."""
-    if step is None:
-        # An agent run's later steps are comments on its issue: answer the newest.
-        with _editor_errors(api_url, f"issue {repo}#{number}"):
-            history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
-        step = newest_step(history)
-    return ticket_reference(repo, number, step)
+def _step_to_answer(args: argparse.Namespace, history: IssueHistory, repo: str) -> int:
+    """Return the step to sign for: ``--step``, the step comment the URL points at, or 1.
+
+    An issue that holds later steps of an agent run needs the step named: guessing "the
+    newest" could sign an answer written for one step for another that opened meanwhile.
+    """
+    if args.step is not None:
+        return int(args.step)
+    fragment = re.fullmatch(r"issuecomment-([1-9][0-9]{0,18})", urlparse(args.issue_url).fragment)
+    if fragment is not None:
+        comment = next((c for c in history.comments if c.id == int(fragment.group(1))), None)
+        step = None if comment is None else find_step_number(comment.body)
+        if (
+            comment is None
+            or step is None
+            or not same_login(comment.author_login, history.author_login)
+        ):
+            raise ProxyError(
+                f"{args.issue_url} does not point at one of the bot's step comments on "
+                f"{repo}#{history.number}: pass the issue's URL with --step N"
+            )
+        return step
+    newest = newest_step(history)
+    if newest > 1:
+        raise ProxyError(
+            f"{repo}#{history.number} holds steps 1 to {newest} of an agent run: say which one "
+            f"you answer with --step (the newest is --step {newest}), or pass its step "
+            "comment's URL"
+        )
+    return 1
 
 
 def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
@@ -439,40 +469,45 @@ def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
-    text = _draft_text(args, api_url, token, repo, number) if args.draft else _read(args.file)
-    ticket = _ticket_for(api_url, token, repo, number, args.step)
+    if args.draft and args.file != "-":
+        raise ProxyError("give either --draft or --file, not both")
+    with _editor_errors(api_url, f"issue {repo}#{number}"):
+        history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+    ticket = ticket_reference(repo, number, _step_to_answer(args, history, repo))
+    text = _draft_text(history, ticket) if args.draft else _read(args.file)
     body = _signed_text(args.key, ticket, text, args)
     with _editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
     print(f"signed answer posted: {url} (signed for {ticket})")
 
 
-def _draft_text(args: argparse.Namespace, api_url: str, token: str, repo: str, number: int) -> str:
-    """Return the exact text of the newest draft the bot posted on the issue."""
-    if args.file != "-":
-        raise ProxyError("give either --draft or --file, not both")
-    with _editor_errors(api_url, f"issue {repo}#{number}"):
-        history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+def _draft_text(history: IssueHistory, ticket: str) -> str:
+    """Return the exact text of the newest draft the bot posted for this ticket."""
     # Only the bot (the issue's author) posts drafts: a look-alike by anyone else is ignored.
+    # A draft made for another step of the run is never signed for this one.
+    marker = f"{REPLY_MARKER_PREFIX}{DRAFT_REPLY_KIND} -->"
     posted = [
         comment
         for comment in history.comments
-        if same_login(comment.author_login, history.author_login)
-        and f"{REPLY_MARKER_PREFIX}{DRAFT_REPLY_KIND} -->" in comment.body
+        if same_login(comment.author_login, history.author_login) and marker in comment.body
     ]
-    if not posted:
+    drafts = [(c, d) for c in posted if (d := parse_draft_comment(c.body)) is not None]
+    step_one = parse_ticket_reference(ticket)[2] == 1
+    mine = [(c, d) for c, d in drafts if d.ticket == ticket or (d.ticket is None and step_one)]
+    if not mine:
+        altered = len(posted) > len(drafts)
         raise ProxyError(
-            f"no draft on {repo}#{number}: the bot has posted no suggested answer there; "
-            "write the answer yourself and pass it with --file"
+            f"no draft for {ticket}: "
+            + (
+                "a draft on the issue was changed after the bot posted it, so its text cannot"
+                " be trusted as drafted: copy it, check it, and pass it with --file"
+                if altered and not drafts
+                else "the bot has posted no suggested answer for it; write the answer yourself"
+                " and pass it with --file"
+            )
         )
-    newest = max(posted, key=lambda comment: (comment.created_at, comment.id))
-    draft = parse_draft_comment(newest.body)
-    if draft is None:
-        raise ProxyError(
-            f"the draft on {repo}#{number} ({newest.url}) was changed after the bot posted it, "
-            "so its text cannot be trusted as drafted: copy it, check it, and pass it with --file"
-        )
-    print(f"signing the draft {newest.url} (sha256 {draft.digest}) unchanged")
+    newest, draft = max(mine, key=lambda pair: (pair[0].created_at, pair[0].id))
+    print(f"signing the draft {newest.url} (sha256 {draft.digest}) unchanged for {ticket}")
     return draft.text
 
 
@@ -537,8 +572,19 @@ def _review(args: argparse.Namespace, env: Mapping[str, str], act: Act) -> int:
     policy = ReviewPolicy.load(args.policy) if args.policy else ReviewPolicy.default()
     with _editor_errors(api_url, f"issue {repo}#{number}"):
         history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
-    ticket = ticket_reference(repo, number, args.step or newest_step(history))
-    pending = pending_answer(_audit_comments(history), bot_login=history.author_login)
+    comments = _audit_comments(history)
+    issue = f"{repo}#{number}"
+    asked = bot_records(comments, kind=NEEDS_REVIEW, bot_login=history.author_login)
+    if args.step is not None:
+        ticket = ticket_reference(repo, number, args.step)
+    elif asked:
+        # The step the bot's newest review request is about (an agent run's issue has several).
+        ticket = asked[-1].ticket or issue
+    else:
+        ticket = ticket_reference(repo, number, newest_step(history))
+    pending = pending_answer(
+        comments, bot_login=history.author_login, ticket=ticket, issue_ticket=issue
+    )
     if pending is None:
         raise ProxyError(
             f"no answer awaits review on {ticket}: no signed answer is on it, or the one the "

@@ -347,8 +347,7 @@ class Desk:
                     thread=self._thread_for(request, thread_name),
                 )
                 if thread_name is not None and ticket.thread_id is not None:
-                    key = named_thread_key(request.client, thread_name)
-                    self.store.name_thread(key, ticket.thread_id)
+                    self._name_run(request.client, thread_name, ticket)
                 log.info(
                     "request_id=%s ticket %d opened (step %d of run %s)",
                     request_id,
@@ -389,6 +388,18 @@ class Desk:
             thread_id = self.store.latest_thread_of_client(request.client)
             return None if thread_id is None else self._continue(thread_id, None)
         return None
+
+    def _name_run(self, client: str, name: str, ticket: Ticket) -> None:
+        """Point a client's thread name at the run this ticket belongs to, if it has none.
+
+        A name already on a live run stays there: a request that could not join it (its run
+        had a step waiting) opened an issue of its own, which must not take the name over.
+        """
+        key = named_thread_key(client, name)
+        named = self.store.thread_for_name(key)
+        if named is None or self._continue(named, None) is None:
+            assert ticket.thread_id is not None
+            self.store.name_thread(key, ticket.thread_id)
 
     def _continue(self, thread_id: int, parent: Ticket | None) -> ThreadStart | None:
         """Continue the run after ``parent`` (default: its newest step), if its issue exists."""
@@ -470,11 +481,15 @@ class Desk:
         rendered = self.render(ticket, request)
         # A ticket still "creating" from an earlier attempt may have its comments already:
         # then each is looked for (by its exact body) before it is posted.
+        # A series of comments: an earlier attempt's first one may be further back than usual.
+        lookback = 10 + len(rendered.continuations)
         comment_id = await self.github.post_comment(
-            number, rendered.body, might_have_sent=not fresh
+            number, rendered.body, might_have_sent=not fresh, lookback=lookback
         )
         for part in rendered.continuations:
-            await self.github.post_comment(number, part, might_have_sent=not fresh)
+            await self.github.post_comment(
+                number, part, might_have_sent=not fresh, lookback=lookback
+            )
         guard = Guard.ticket_in(ticket.id, {TicketState.OPEN}, newest_step=True)
         self.followups.reopen(number, request_id=ticket.request_id, only_if=guard)
         self.followups.set_labels(
@@ -508,7 +523,12 @@ class Desk:
             )
         # The rest of a prompt too long for one body, in order, before anyone is asked.
         for part in rendered.continuations:
-            await self.github.post_comment(ref.number, part, might_have_sent=not created)
+            await self.github.post_comment(
+                ref.number,
+                part,
+                might_have_sent=not created,
+                lookback=10 + len(rendered.continuations),
+            )
         self._advance_cursor_to(ref.created_at)
         log.info("request_id=%s ticket %d is issue %s", ticket.request_id, ticket.id, ref.url)
         return self.store.set_issue(ticket.id, number=ref.number, url=ref.url, now=self._clock())
@@ -1233,7 +1253,11 @@ class Desk:
         if number is None:
             raise ValueError("a draft goes on the ticket's issue, and this ticket has none")
         digest = draft_digest(text)
-        body = render_draft_comment(text, model=model, digest=digest) if text else ""
+        body = (
+            render_draft_comment(text, model=model, digest=digest, ticket=self.ticket_ref(ticket))
+            if text
+            else ""
+        )
         problem = (
             "the model returned no text and no tool call"
             if not text

@@ -46,7 +46,12 @@ DRAFT_MARKER_PREFIX = "<!-- ticketproxy:draft sha256="
 DRAFT_REPLY_KIND = "draft"
 # GitHub refuses comment bodies over 65,536 characters; a longer draft is not posted.
 MAX_DRAFT_COMMENT = 65_000
-_DRAFT_MARKER = re.compile(r"<!-- ticketproxy:draft sha256=([0-9a-f]{64}) -->")
+# `ticket=` names the ticket (an issue, or a step of an agent run) the draft was made for, so
+# that a draft for one step is never signed for another.
+_DRAFT_MARKER = re.compile(
+    r"<!-- ticketproxy:draft sha256=([0-9a-f]{64})"
+    r"(?: ticket=([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[1-9][0-9]{0,9}(?:/[1-9][0-9]{0,5})?))? -->"
+)
 _WJ = "\u2060"
 _MODEL_LIMIT = 100
 
@@ -66,6 +71,8 @@ class Draft:
 
     text: str
     digest: str
+    # The reference of the ticket it was drafted for (None in drafts from before steps).
+    ticket: str | None = None
 
 
 def draft_digest(text: str) -> str:
@@ -96,15 +103,23 @@ def draft_answer_text(content: str | None, tool_calls: Sequence[DraftCall]) -> s
 
 
 def render_draft_comment(
-    text: str, *, model: str, digest: str, answer_page: str | None = None
+    text: str,
+    *,
+    model: str,
+    digest: str,
+    answer_page: str | None = None,
+    ticket: str | None = None,
 ) -> str:
     """Return the bot comment that shows a draft as a clearly marked suggestion.
 
     ``digest`` must be :func:`draft_digest` of ``text``; ``answer_page`` is the desk page's
-    address, when the operator gave one.
+    address, when the operator gave one; ``ticket`` the reference it was drafted for.
     """
     if digest != draft_digest(text):
         raise ValueError("the digest is not the sha256 of the draft text")
+    named = "" if ticket is None else f" ticket={ticket}"
+    if _DRAFT_MARKER.fullmatch(f"{DRAFT_MARKER_PREFIX}{digest}{named} -->") is None:
+        raise ValueError(f"ticket must be a reference like owner/repo#12/3, got {ticket!r}")
     shown = neutralise_markers(text)
     fence = backtick_fence(shown)
     page = (
@@ -122,7 +137,7 @@ def render_draft_comment(
         " below into a file, change it, and run `ticketproxy answer <this issue's URL>"
         " --file <file> --key <your key>`.\n\n"
         f"{fence}text\n{shown}\n{fence}\n\n"
-        f"{DRAFT_MARKER_PREFIX}{digest} -->\n"
+        f"{DRAFT_MARKER_PREFIX}{digest}{named} -->\n"
         f"{REPLY_MARKER_PREFIX}{DRAFT_REPLY_KIND} -->"
     )
 
@@ -144,7 +159,7 @@ def parse_draft_comment(body: str) -> Draft | None:
     digest = markers[0][1]
     if draft_digest(text) != digest:
         return None
-    return Draft(text=text, digest=digest)
+    return Draft(text=text, digest=digest, ticket=markers[0][2])
 
 
 def _restore_markers(shown: str) -> str:

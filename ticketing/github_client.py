@@ -493,11 +493,14 @@ class GitHubClient:
             lambda: self._repo.get_issue(number).edit(state="open"), what="reopen issue"
         )
 
-    async def post_comment(self, number: int, body: str, *, might_have_sent: bool = False) -> int:
+    async def post_comment(
+        self, number: int, body: str, *, might_have_sent: bool = False, lookback: int = 10
+    ) -> int:
         """Post a comment once: a repeat first checks whether the same body is already there.
 
         ``might_have_sent`` says an earlier attempt (perhaps by a process that died since)
-        may have posted it already, so even the first request here looks before posting.
+        may have posted it already, so even the first request here looks before posting,
+        among the newest ``lookback`` comments (more when a series of comments was posted).
         """
 
         def post() -> int:
@@ -508,7 +511,7 @@ class GitHubClient:
                 # Our lost write, if it landed, is among the newest comments.
                 newest = self._repo.get_issue(number).get_comments().reversed
                 for index, comment in enumerate(newest):
-                    if index >= 10:
+                    if index >= lookback:
                         break
                     if comment.body == body:
                         return int(comment.id)

@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import jwt
+import pytest
 from openai.types.chat import ChatCompletion
 
 from auth.comment import split_signed_comment
@@ -192,10 +193,10 @@ async def _wait_for_step(stack: Stack, step: int, within: float = 10.0) -> None:
     raise AssertionError(f"step {step} was never opened")
 
 
-async def test_cli_answer_signs_for_the_newest_step_of_the_run(
-    stack: Stack, tmp_path: Path
+async def test_cli_answer_needs_the_step_once_a_run_has_several(
+    stack: Stack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``ticketproxy answer <issue URL>`` finds the open step and signs for ``#1/2``."""
+    """``answer <issue URL>`` refuses to guess a step; ``--step`` or the step's URL picks it."""
     await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
     pending = asyncio.create_task(send(stack, STEP_2))
     await _wait_for_step(stack, 2)
@@ -203,14 +204,50 @@ async def test_cli_answer_signs_for_the_newest_step_of_the_run(
     write_signing_key(key, stack.keys["alice"])
     answer = tmp_path / "answer.md"
     answer.write_text(editor_answer(STEP_2["body"]), encoding="utf-8")
-    url = f"{stack.sandbox.web_url}/{REPO}/issues/1"
-    argv = ["answer", url, "--key", str(key), "--file", str(answer)]
+    issue_url = f"{stack.sandbox.web_url}/{REPO}/issues/1"
     env = {"GITHUB_TOKEN": stack.token("alice")}
-    assert await asyncio.to_thread(main, argv, env) == 0
+
+    def run(url: str, *extra: str) -> int:
+        return main(["answer", url, "--key", str(key), "--file", str(answer), *extra], env)
+
+    # A late answer for step 1 must not be signed for step 2 behind the editor's back.
+    assert await asyncio.to_thread(run, issue_url) == 2
+    assert "--step 2" in capsys.readouterr().err
+    await stack.desk.followups.drain()
+    step_comment = next(c for c in await stack.comments(1) if "<!-- ticketproxy:step 2 " in c.body)
+    assert await asyncio.to_thread(run, f"{issue_url}#issuecomment-{step_comment.id}") == 0
     status, _ = await asyncio.wait_for(pending, 10)
     assert status == 200
     signed = [c.body for c in await stack.comments(1) if c.user.login == "alice"][-1]
     assert _claims(signed)["aud"] == f"{REPO}#1/2"
+
+
+async def test_busy_named_run_keeps_its_name_when_a_parallel_request_opens_another_issue(
+    stack: Stack,
+) -> None:
+    """While a named run has a step waiting, a second request opens issue 2; the name stays."""
+    client = stack.openai(default_headers={"X-Ticketproxy-Thread": "run"})
+
+    def ask(text: str) -> asyncio.Task[Any]:
+        messages = [{"role": "user", "content": text}]
+        return asyncio.create_task(
+            client.chat.completions.create(model="gpt-4o", messages=messages)
+        )
+
+    first = ask("Step one.")
+    await stack.wait_for_issue(1)
+    parallel = ask("Something else meanwhile.")
+    await stack.wait_for_issue(2)
+    await stack.answer(1, "one")
+    await stack.answer(2, "else")
+    await asyncio.wait_for(asyncio.gather(first, parallel), 10)
+    follow = ask("Step two.")
+    await _wait_for_step(stack, 2)
+    ticket = next(t for t in stack.desk.store.pending_tickets() if t.step == 2)
+    assert ticket.issue_number == 1
+    await stack.comment(1, stack.signed("two", number=1, ticket=f"{REPO}#1/2"))
+    reply = await asyncio.wait_for(follow, 10)
+    assert reply.choices[0].message.content == "two"
 
 
 def _claims(body: str) -> dict[str, Any]:

@@ -291,3 +291,16 @@ def test_recently_expired_lists_only_tickets_that_expired_since_the_cutoff(
     assert listed[0].state is TicketState.EXPIRED
     assert store.get_ticket(pending) is not None
     store.close()
+
+
+def test_draft_names_the_step_it_was_made_for_and_reads_back_with_it() -> None:
+    """A draft's marker carries its ticket reference, so it is never signed for another step."""
+    text = "Done."
+    body = render_draft_comment(
+        text, model="m", digest=draft_digest(text), ticket="acme/agents#12/3"
+    )
+    draft = parse_draft_comment(body)
+    assert draft is not None
+    assert draft.ticket == "acme/agents#12/3"
+    with pytest.raises(ValueError, match="reference"):
+        render_draft_comment(text, model="m", digest=draft_digest(text), ticket="nope -->")
