@@ -490,7 +490,11 @@ class Desk:
             await self.github.post_comment(
                 number, part, might_have_sent=not fresh, lookback=lookback
             )
-        guard = Guard.ticket_in(ticket.id, {TicketState.OPEN}, newest_step=True)
+        # Also while still "creating": with replicas, another one's queue may send these
+        # before this one records the step as open (the comment is posted by then).
+        guard = Guard.ticket_in(
+            ticket.id, {TicketState.CREATING, TicketState.OPEN}, newest_step=True
+        )
         self.followups.reopen(number, request_id=ticket.request_id, only_if=guard)
         self.followups.set_labels(
             number, [LABEL, LABEL_AWAITING], request_id=ticket.request_id, only_if=guard
@@ -650,10 +654,17 @@ class Desk:
         """Expire a pending ticket past its deadline and say so on GitHub."""
         writes: list[int] = []
         number = ticket.issue_number
+        if number is None and ticket.step > 1 and ticket.thread_id is not None:
+            # A step whose comment was perhaps posted, but never confirmed (the client gave
+            # up): its run's issue still says that the step ended.
+            root = self.store.get_ticket(ticket.thread_id)
+            number = None if root is None else root.issue_number
         if number is not None:
             # Queued before the expiry is committed, sent only once it is (see followups).
             notice = render_expired_notice(
-                deadline=ticket.deadline, waited=ticket.deadline - ticket.created_at
+                deadline=ticket.deadline,
+                waited=ticket.deadline - ticket.created_at,
+                step=ticket.step,
             )
             guard = Guard.ticket_in(ticket.id, {TicketState.EXPIRED})
             # The issue's labels and state belong to its newest step.

@@ -84,10 +84,11 @@ def render_unreleasable_reply(*, comment_url: str, author: str, problems: tuple[
     )
 
 
-def render_expired_notice(*, deadline: datetime, waited: timedelta) -> str:
-    """Say that the ticket expired unanswered and that later answers are refused."""
+def render_expired_notice(*, deadline: datetime, waited: timedelta, step: int | None = None) -> str:
+    """Say that the ticket (or a step of its agent run) expired unanswered."""
+    what = "This ticket" if step is None or step < 2 else f"Step {step} of this agent run"
     return _with_marker(
-        f"This ticket expired at **{format_utc(deadline)}** after waiting {format_span(waited)}:"
+        f"{what} expired at **{format_utc(deadline)}** after waiting {format_span(waited)}:"
         " nobody posted an accepted signed answer in time. The agent was told that no human"
         " answered. Answers posted from now on are refused and will not be delivered.",
         _EXPIRED,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,8 @@ from auth.keys import write_signing_key
 from proxy.cli import main
 from tests.proxy.test_autogpt_replay import SAMPLES, editor_answer, load, replay_headers, send
 from tests.stack import REPO, Stack
+from tests.ticketing.test_review_flow import DANGEROUS, SHELL
+from ticketing.store import ThreadStart
 
 RUN = SAMPLES / "run1_default"
 STEP_1 = load(RUN / "004_POST_v1_chat_completions.json")
@@ -254,3 +257,66 @@ def _claims(body: str) -> dict[str, Any]:
     _, token = split_signed_comment(body)
     assert token is not None
     return dict(jwt.decode(token, options={"verify_signature": False}))
+
+
+async def test_step_never_confirmed_on_github_still_expires_on_its_runs_issue(
+    stack: Stack,
+) -> None:
+    """A step whose client gave up before its comment was confirmed says so when it expires."""
+    await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
+    first = stack.desk.store.ticket_for_issue(1)
+    assert first is not None
+    assert first.thread_id is not None
+    now = stack.clock()
+    stuck = stack.desk.store.open_ticket(
+        "ab" * 32,
+        request_id="req_stuck",
+        created=now,
+        deadline=now + timedelta(minutes=1),
+        client="autogpt",
+        thread=ThreadStart(thread_id=first.thread_id, parent_id=first.id),
+    )
+    assert stuck.step == 2
+    assert stuck.issue_number is None
+    stack.clock.offset += timedelta(minutes=2)
+    stack.desk.expire(stuck)
+    await stack.desk.followups.drain()
+    notices = await stack.bot_replies(1, without=("delivered", "step"))
+    assert any("Step 2 of this agent run expired" in n for n in notices), notices
+
+
+async def test_reviewer_approves_a_risky_answer_on_step_two_with_the_cli(
+    stack: Stack, tmp_path: Path
+) -> None:
+    """``approve <issue URL>`` judges the step the bot asked about and signs for ``#1/2``."""
+    client = stack.openai()
+    question = [{"role": "user", "content": "Clean the build."}]
+    first = asyncio.create_task(
+        client.chat.completions.create(model="gpt-4o", messages=question, tools=SHELL)
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "Which directory?")
+    await asyncio.wait_for(first, 10)
+    follow_up = [
+        *question,
+        {"role": "assistant", "content": "Which directory?"},
+        {"role": "user", "content": "build/"},
+    ]
+    second = asyncio.create_task(
+        client.chat.completions.create(model="gpt-4o", messages=follow_up, tools=SHELL)
+    )
+    await _wait_for_step(stack, 2)
+    await stack.comment(1, stack.signed(DANGEROUS, number=1, ticket=f"{REPO}#1/2"))
+    await stack.settle()
+    key = tmp_path / "bob.key"
+    write_signing_key(key, stack.keys["bob"])
+    url = f"{stack.sandbox.web_url}/{REPO}/issues/1"
+    argv = ["approve", url, "--key", str(key), "--yes"]
+    env = {"GITHUB_TOKEN": stack.token("bob")}
+    assert await asyncio.to_thread(main, argv, env) == 0
+    await stack.settle()
+    reply = await asyncio.wait_for(second, 10)
+    [call] = reply.choices[0].message.tool_calls or []
+    assert call.function.name == "execute_shell"
+    approval = [c.body for c in await stack.comments(1) if c.user.login == "bob"][-1]
+    assert _claims(approval)["aud"] == f"{REPO}#1/2"
