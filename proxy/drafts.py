@@ -19,6 +19,7 @@ import json
 import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -29,13 +30,15 @@ from ticketing.desk import Desk
 from ticketing.drafts import DraftCall, draft_answer_text
 from ticketing.redact import redact_request
 from ticketing.request import ChatRequest, Message
-from ticketing.store import Ticket
+from ticketing.store import DraftState, Ticket
 
 from .settings import Settings
 
 log = logging.getLogger(__name__)
 
 _DETAIL_LIMIT = 300
+# Seconds past the drafting timeout after which a claim counts as left by a stopped process.
+_CLAIM_MARGIN = 60.0
 
 
 class DraftFailed(Exception):
@@ -182,11 +185,31 @@ class Drafter:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def resume(self) -> int:
+        """Draft for waiting tickets that have none: claims left by a stopped process included.
+
+        Return how many drafts were started.
+        """
+        started = 0
+        for ticket in self._desk.store.pending_tickets():
+            stored = self._desk.store.request_for(ticket.id)
+            if ticket.issue_number is None or stored is None:
+                continue
+            draft = self._desk.store.draft_for(ticket.id)
+            if draft is not None and draft.state is not DraftState.CLAIMED:
+                continue
+            self.start(ticket, ChatRequest.from_json(stored))
+            started += 1
+        return started
+
     async def _draft(self, ticket: Ticket, request: ChatRequest) -> None:
         desk = self._desk
         model = self._model or request.model
         try:
-            if not desk.claim_draft(ticket):
+            # A claim older than the longest draft (plus a margin) was left by a process
+            # that stopped mid-draft; a younger one is another replica's, still under way.
+            stale = timedelta(seconds=self._timeout + _CLAIM_MARGIN)
+            if not desk.claim_draft(ticket, stale_after=stale):
                 return
             try:
                 completion = await self._ask(request, model=model, request_id=ticket.request_id)
@@ -269,6 +292,9 @@ def drafter_context(
                 timeout=settings.draft_timeout,
             )
             app[DRAFTER] = drafter
+            resumed = drafter.resume()
+            if resumed:
+                log.info("drafting for %d waiting ticket(s) left without a draft", resumed)
             try:
                 yield
             finally:

@@ -1246,12 +1246,18 @@ class Desk:
 
     # --- drafts from an upstream model ------------------------------------------------------
 
-    def claim_draft(self, ticket: Ticket) -> bool:
-        """Reserve the one draft this ticket may get; False if it has one or cannot get one."""
+    def claim_draft(self, ticket: Ticket, *, stale_after: timedelta | None = None) -> bool:
+        """Reserve the one draft this ticket may get; False if it has one or cannot get one.
+
+        With ``stale_after``, a claim older than that (its process stopped mid-draft) is
+        taken over.
+        """
         if ticket.issue_number is None or not ticket.state.pending:
             return False
+        now = self._clock()
         # In the shared store: a retry, or the same request on another replica, loses here.
-        return self.store.claim_draft(ticket.id, now=self._clock())
+        stale_before = None if stale_after is None else now - stale_after
+        return self.store.claim_draft(ticket.id, now=now, stale_before=stale_before)
 
     def post_draft(self, ticket: Ticket, text: str, *, model: str) -> bool:
         """Keep a claimed draft and queue it as a marked suggestion on the ticket's issue.

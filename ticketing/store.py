@@ -952,13 +952,28 @@ class TicketStore:
 
     # --- drafts and recently expired tickets -----------------------------------------------
 
-    def claim_draft(self, ticket_id: int, *, now: datetime) -> bool:
-        """Reserve the one draft a ticket may get; False if it was claimed before."""
+    def claim_draft(
+        self, ticket_id: int, *, now: datetime, stale_before: datetime | None = None
+    ) -> bool:
+        """Reserve the one draft a ticket may get; False if it was claimed before.
+
+        A claim last touched before ``stale_before`` was left by a process that stopped
+        while drafting: it may be taken over.
+        """
         with self._transaction() as db:
             cursor = db.execute(
                 "INSERT OR IGNORE INTO drafts (ticket_id, state, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?)",
                 (ticket_id, DraftState.CLAIMED, _ts(now), _ts(now)),
+            )
+            if cursor.rowcount == 1:
+                return True
+            if stale_before is None:
+                return False
+            cursor = db.execute(
+                "UPDATE drafts SET updated_at = ? WHERE ticket_id = ? AND state = ?"
+                " AND updated_at < ?",
+                (_ts(now), ticket_id, DraftState.CLAIMED, _ts(stale_before)),
             )
             return cursor.rowcount == 1
 

@@ -489,3 +489,29 @@ def test_bad_draft_settings_stop_the_start_with_the_variable_named(
     with pytest.raises(ConfigError, match=named.replace("(", r"\(").replace(")", r"\)")) as err:
         Settings.from_env(environ)
     assert DRAFT_KEY not in str(err.value)
+
+
+async def test_draft_left_claimed_by_a_stopped_process_is_taken_over_on_resume(
+    draft_stack: Stack, stub: UpstreamStub
+) -> None:
+    """A claim older than the drafting timeout is redone; a fresh claim is left alone."""
+    pending = ask(draft_stack)
+    ticket = await drafted(draft_stack)
+    assert len(stub.received) == 1
+    store = draft_stack.desk.store
+    # What a process that died mid-draft leaves behind: a claim, never finished.
+    store._db.execute(
+        "UPDATE drafts SET state = 'claimed', updated_at = 0 WHERE ticket_id = ?", (ticket.id,)
+    )
+    assert drafter(draft_stack).resume() == 1
+    await drafter(draft_stack).settle()
+    assert len(stub.received) == 2
+    draft = store.draft_for(ticket.id)
+    assert draft is not None
+    assert draft.state is DraftState.POSTED
+    # A claim just made belongs to a draft under way (another replica's): not redone.
+    store._db.execute("UPDATE drafts SET state = 'claimed' WHERE ticket_id = ?", (ticket.id,))
+    drafter(draft_stack).resume()
+    await drafter(draft_stack).settle()
+    assert len(stub.received) == 2
+    pending.cancel()
