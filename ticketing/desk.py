@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -24,6 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
@@ -96,6 +98,9 @@ _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 # Delivered outcomes kept in memory to answer retries without touching the store.
 _DELIVERED_CACHE = 4096
 _REPLAYED = "This signature was already used; sign the answer again to post it anew."
+# Prompts at least this long (characters of message text) are rendered in a worker thread:
+# a multi-megabyte prompt takes a fraction of a second to fence and split.
+RENDER_IN_THREAD_FROM = 200_000
 # Webhooks count as arriving while the last one is at most this old.
 WEBHOOKS_FRESH_FOR = timedelta(minutes=10)
 
@@ -113,6 +118,11 @@ def _version(comment: Comment) -> tuple[int, datetime, str]:
     """
     digest = hashlib.sha256(comment.body.encode("utf-8", "surrogatepass")).hexdigest()
     return (comment.id, comment.updated_at, digest)
+
+
+def _render_step_of(shown: ChatRequest, notes: tuple[str, ...], **fields: Any) -> RenderedTicket:
+    """Render a step comment (a partial of this is run off the event loop for big prompts)."""
+    return render_step(shown, notes=notes, **fields)
 
 
 def utc_now() -> datetime:
@@ -413,43 +423,63 @@ class Desk:
 
     def render(self, ticket: Ticket, request: ChatRequest) -> RenderedTicket:
         """Render a ticket as GitHub shows it: the issue (step 1) or its step comment."""
+        return self._renderer(ticket, request)()
+
+    async def _render_off_loop(self, ticket: Ticket, request: ChatRequest) -> RenderedTicket:
+        """Render a ticket; a large prompt in a worker thread, so waiting clients keep going."""
+        job = self._renderer(ticket, request)
+        size = sum(len(m.content) for m in request.messages)
+        if size < RENDER_IN_THREAD_FROM:
+            return job()
+        # Pure work (redaction, fencing, continuations) on values read from the store here.
+        return await asyncio.to_thread(job)
+
+    def _renderer(self, ticket: Ticket, request: ChatRequest) -> Callable[[], RenderedTicket]:
+        """Read what rendering needs from the store, and return the pure rendering to run."""
         # One marker per ticket, not per request: after an expiry the same request opens a
         # new ticket, which must never be matched to the old, expired issue.
         marked = replace(request, key=f"{request.key}{ticket.id:08x}")
-        # Secrets in the prompt are not posted; the stored request keeps them, since
-        # answers are checked against what the agent really sent.
-        shown, redactions = redact_request(marked)
-        note = describe_redactions(redactions)
-        notes = (note,) if note else ()
         parent = None if ticket.parent_id is None else self.store.get_ticket(ticket.parent_id)
         root = None if ticket.thread_id is None else self.store.get_ticket(ticket.thread_id)
         stored = None if parent is None else self.store.request_for(parent.id)
-        if ticket.step == 1 or parent is None or root is None or stored is None:
+        step: Callable[[ChatRequest, tuple[str, ...]], RenderedTicket] | None = None
+        if ticket.step > 1 and parent is not None and root is not None and stored is not None:
+            assert root.issue_number is not None
+            previous = ChatRequest.from_json(stored)
+            delta = step_delta(previous, request, echoed=self._echoed(parent, previous, request))
+            step = functools.partial(
+                _render_step_of,
+                step=ticket.step,
+                new_from=delta.new_from,
+                changed=delta.changed,
+                tools_changed=tools_changed(previous, request),
+                request_id=ticket.request_id,
+                created=ticket.created_at,
+                deadline=ticket.deadline,
+                repo=self.settings.repo,
+                issue_number=root.issue_number,
+                since_step=parent.step,
+            )
+        repo = self.settings.repo
+
+        def job() -> RenderedTicket:
+            # Secrets in the prompt are not posted; the stored request keeps them, since
+            # answers are checked against what the agent really sent.
+            shown, redactions = redact_request(marked)
+            note = describe_redactions(redactions)
+            notes = (note,) if note else ()
+            if step is not None:
+                return step(shown, notes)
             return render_ticket(
                 shown,
                 request_id=ticket.request_id,
                 created=ticket.created_at,
                 deadline=ticket.deadline,
-                repo=self.settings.repo,
+                repo=repo,
                 notes=notes,
             )
-        assert root.issue_number is not None
-        previous = ChatRequest.from_json(stored)
-        delta = step_delta(previous, request, echoed=self._echoed(parent, previous, request))
-        return render_step(
-            shown,
-            step=ticket.step,
-            new_from=delta.new_from,
-            changed=delta.changed,
-            tools_changed=tools_changed(previous, request),
-            request_id=ticket.request_id,
-            created=ticket.created_at,
-            deadline=ticket.deadline,
-            repo=self.settings.repo,
-            issue_number=root.issue_number,
-            notes=notes,
-            since_step=parent.step,
-        )
+
+        return job
 
     def _echoed(self, parent: Ticket, previous: ChatRequest, request: ChatRequest) -> int | None:
         """Return the index of the assistant message repeating the parent's reply, if any."""
@@ -478,10 +508,10 @@ class Desk:
         assert root.issue_number is not None
         assert root.issue_url is not None
         number = root.issue_number
-        rendered = self.render(ticket, request)
+        rendered = await self._render_off_loop(ticket, request)
         # A ticket still "creating" from an earlier attempt may have its comments already:
-        # then each is looked for (by its exact body) before it is posted.
-        # A series of comments: an earlier attempt's first one may be further back than usual.
+        # then each is looked for (by its exact body) before it is posted; in a series, an
+        # earlier attempt's first comment may be further back than usual.
         lookback = 10 + len(rendered.continuations)
         comment_id = await self.github.post_comment(
             number, rendered.body, might_have_sent=not fresh, lookback=lookback
@@ -511,7 +541,7 @@ class Desk:
         return self.store.set_issue(ticket.id, number=number, url=url, now=self._clock())
 
     async def _create_issue(self, ticket: Ticket, request: ChatRequest) -> Ticket:
-        rendered = self.render(ticket, request)
+        rendered = await self._render_off_loop(ticket, request)
         marker = request_marker(f"{request.key}{ticket.id:08x}")
         # A ticket still "creating" may already have its issue (a crash or a lost response
         # after GitHub created it): look before creating again.

@@ -320,3 +320,30 @@ async def test_reviewer_approves_a_risky_answer_on_step_two_with_the_cli(
     assert call.function.name == "execute_shell"
     approval = [c.body for c in await stack.comments(1) if c.user.login == "bob"][-1]
     assert _claims(approval)["aud"] == f"{REPO}#1/2"
+
+
+async def test_prompt_over_githubs_limit_continues_in_comments_and_is_answered(
+    stack: Stack,
+) -> None:
+    """A 300,000-character prompt: the issue and its continuations hold all of it, in order."""
+    lines = [f"line {index:06d}: the log the agent wants read" for index in range(7_500)]
+    prompt = "\n".join(lines)
+    assert len(prompt) > 300_000
+    client = stack.openai()
+    pending = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": prompt}]
+        )
+    )
+    issue = await stack.wait_for_issue(1)
+    parts = [c.body for c in await stack.comments(1)]
+    assert len(issue.body) <= 65_536
+    assert len(parts) >= 4
+    assert all(len(part) <= 65_536 for part in parts)
+    assert all("<!-- ticketproxy:reply continuation -->" in part for part in parts)
+    everything = issue.body + "".join(parts)
+    # Nothing was cut: every line of the prompt is on GitHub, the last one included.
+    assert all(line in everything for line in (lines[0], lines[3_750], lines[-1]))
+    await stack.answer(1, "Read it all.")
+    reply = await asyncio.wait_for(pending, 10)
+    assert reply.choices[0].message.content == "Read it all."
