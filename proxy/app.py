@@ -120,6 +120,7 @@ def create_app(
                 max_wait=timedelta(seconds=settings.max_wait),
                 lock_issues=settings.lock_issues,
                 policy=policy,
+                answer_page=settings.answer_page_url,
             ),
             bot_login=desk_bot_login,
             clock=clock,

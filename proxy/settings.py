@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives import serialization
@@ -65,6 +66,9 @@ class Settings:
     # The model to ask; None asks for the ticket's own model.
     draft_model: str | None = None
     draft_timeout: float = 120.0
+    # Where editors open the answer page, for the link on every ticket; None: derived from
+    # host and port when they name one address (see answer_page_url).
+    desk_url: str | None = None
 
     @property
     def embedded(self) -> bool:
@@ -75,6 +79,21 @@ class Settings:
     def store_path(self) -> Path:
         """Return where the ticket store lives."""
         return self.data_dir / "tickets.sqlite3"
+
+    @property
+    def answer_page_url(self) -> str | None:
+        """Return the answer page's address that tickets link to, or None if unknown."""
+        if self.desk_url is not None:
+            return self.desk_url
+        try:
+            address = ipaddress.ip_address(self.host)
+        except ValueError:
+            return f"http://{self.host}:{self.port}/desk/"
+        if address.is_unspecified:
+            # Listening everywhere says nothing about the name editors reach it by.
+            return None
+        shown = f"[{address}]" if address.version == 6 else str(address)
+        return f"http://{shown}:{self.port}/desk/"
 
     @property
     def drafting(self) -> bool:
@@ -129,6 +148,7 @@ class Settings:
             github_app_private_key=app_key,
             github_app_installation_id=installation_id,
             redis_url=_redis_url(environ.get("TICKETPROXY_REDIS_URL")),
+            desk_url=_desk_url(environ.get("TICKETPROXY_DESK_URL")),
         )
         settings = replace(settings, **_draft_settings(environ))
         return settings
@@ -181,6 +201,18 @@ def _url(value: str | None) -> str | None:
             "https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise"
         )
     return value.rstrip("/")
+
+
+def _desk_url(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    parsed = urlsplit(value)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname or "@" in parsed.netloc:
+        raise ConfigError(
+            f"TICKETPROXY_DESK_URL={value!r} is not an http(s) URL without credentials: give "
+            "the answer page's address as editors open it, e.g. https://tickets.example.com/desk/"
+        )
+    return value if value.endswith("/") else value + "/"
 
 
 _APP_ID = "TICKETPROXY_GITHUB_APP_ID"

@@ -149,6 +149,8 @@ class DeskSettings:
     # With several replicas, only the holder of this lease polls GitHub; a replica that
     # stops (or dies) without renewing it hands polling over within this long.
     poll_lease: timedelta = timedelta(seconds=15)
+    # The answer page's address, linked from every ticket (None: tickets name /desk/ only).
+    answer_page: str | None = None
 
 
 def encode_release(release: Release) -> str:

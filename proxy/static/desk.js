@@ -125,7 +125,8 @@ async function loadTickets() {
   for (const ticket of tickets) {
     const item = document.createElement("li");
     item.dataset.number = ticket.number;
-    item.textContent = `#${ticket.number} `;
+    // A later step of an agent run is answered on its run's issue: say which step.
+    item.textContent = ticket.step > 1 ? `#${ticket.number} step ${ticket.step} ` : `#${ticket.number} `;
     const info = document.createElement("span");
     info.className = "state";
     info.textContent = `${ticket.state}, ${age(ticket.age_seconds)} old`;
@@ -240,10 +241,13 @@ function on(id, handler) {
 
 async function start() {
   const params = new URLSearchParams(location.search);
+  // A ticket links here as /desk/?ticket=N: open that issue's waiting ticket at once.
+  const linked = /^[1-9][0-9]{0,9}$/.test(params.get("ticket") || "") ? params.get("ticket") : null;
   if (params.has("token")) {
     sessionStorage.setItem("ticketproxy-desk-token", params.get("token"));
     // Out of the address bar and history, so the token is not shared with a screenshot.
-    history.replaceState(null, "", location.pathname);
+    const kept = linked ? `?ticket=${linked}` : "";
+    history.replaceState(null, "", location.pathname + kept);
   }
   state.deskToken = sessionStorage.getItem("ticketproxy-desk-token");
   $("gh-token").value = sessionStorage.getItem("ticketproxy-gh-token") || "";
@@ -278,6 +282,7 @@ async function start() {
   state.config = await deskApi("config");
   $("api-base").value = state.config.github_api_url;
   await loadTickets();
+  if (linked) await openTicket(Number(linked));
 }
 
 if (typeof document !== "undefined") {

@@ -214,3 +214,24 @@ def test_loopback_without_keys_is_allowed(host: str) -> None:
     """Loopback addresses need no client keys."""
     assert is_loopback(host)
     Settings.from_env({}).with_listen(host, None).check_exposure()
+
+
+def test_answer_page_address_comes_from_desk_url_or_the_listening_address() -> None:
+    """Tickets link to TICKETPROXY_DESK_URL, else to the one address ticketproxy listens on."""
+    given = Settings.from_env({"TICKETPROXY_DESK_URL": "https://desk.example.com/desk"})
+    assert given.answer_page_url == "https://desk.example.com/desk/"
+    assert Settings.from_env({}).answer_page_url == "http://127.0.0.1:8080/desk/"
+    assert Settings.from_env({}).with_listen("::1", 9000).answer_page_url == (
+        "http://[::1]:9000/desk/"
+    )
+    # Listening on every address says nothing about the name editors use: no link.
+    assert Settings.from_env({}).with_listen("0.0.0.0", 8080).answer_page_url is None
+
+
+@pytest.mark.parametrize(
+    "value", ["ftp://desk.example.com/", "desk.example.com", "https://user:pw@desk.example.com/"]
+)
+def test_desk_url_that_is_no_plain_http_address_stops_the_start(value: str) -> None:
+    """A malformed answer-page address, or one carrying credentials, is refused by name."""
+    with pytest.raises(ConfigError, match="TICKETPROXY_DESK_URL"):
+        Settings.from_env({"TICKETPROXY_DESK_URL": value})
