@@ -1,3 +1,12 @@
 """Shared fixtures: the sandbox GitHub and a whole running ticketproxy."""
 
+from hypothesis import settings
+
 pytest_plugins = ["tests.sandbox_fixtures", "tests.stack"]
+
+# Property tests check behaviour, not speed (benchmarks under bench/ do that): on a busy
+# 2-core CI machine a single example can take longer than hypothesis's default 200 ms
+# deadline, which would fail a correct test. No example database either: runs are
+# reproducible from the printed seed and leave nothing behind in the working tree.
+settings.register_profile("ticketproxy", deadline=None, database=None)
+settings.load_profile("ticketproxy")
