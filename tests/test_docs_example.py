@@ -20,6 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "docs" / "example-ticket.md"
 REPO = "acme/agent-desk"
 CREATED = datetime(2026, 11, 21, 20, 34, 4, tzinfo=UTC)
+ANSWER_PAGE = "https://tickets.example.com/desk/"
 
 
 def render_example() -> str:
@@ -34,6 +35,7 @@ def render_example() -> str:
         created=CREATED,
         deadline=CREATED + timedelta(hours=1),
         repo=REPO,
+        answer_page=ANSWER_PAGE,
     )
     echoed = next(m.content for m in step2.messages if m.role == "assistant")
     wanted = reply_fingerprint(step1, echoed, ())
@@ -51,6 +53,7 @@ def render_example() -> str:
         deadline=later + timedelta(hours=1),
         repo=REPO,
         issue_number=12,
+        answer_page=ANSWER_PAGE,
     )
     return (
         "# What a ticket looks like\n\n"

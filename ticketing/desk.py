@@ -311,6 +311,13 @@ class Desk:
             raise ValueError(f"ticket {ticket.id} has no issue yet")
         return ticket_reference(self.settings.repo, ticket.issue_number, ticket.step)
 
+    def _page_of(self, ticket: Ticket) -> str | None:
+        """Return the answer page's address that opens this ticket, if the page is known."""
+        page = self.settings.answer_page
+        if page is None or ticket.issue_number is None:
+            return page
+        return f"{page}?ticket={ticket.issue_number}"
+
     def _step_ref(self, ticket: Ticket) -> str | None:
         """Return the reference a bot record names for a later step; None for the issue."""
         return self.ticket_ref(ticket) if ticket.step > 1 else None
@@ -461,8 +468,10 @@ class Desk:
                 repo=self.settings.repo,
                 issue_number=root.issue_number,
                 since_step=parent.step,
+                answer_page=self.settings.answer_page,
             )
         repo = self.settings.repo
+        answer_page = self.settings.answer_page
 
         def job() -> RenderedTicket:
             # Secrets in the prompt are not posted; the stored request keeps them, since
@@ -479,6 +488,7 @@ class Desk:
                 deadline=ticket.deadline,
                 repo=repo,
                 notes=notes,
+                answer_page=answer_page,
             )
 
         return job
@@ -1303,7 +1313,13 @@ class Desk:
             raise ValueError("a draft goes on the ticket's issue, and this ticket has none")
         digest = draft_digest(text)
         body = (
-            render_draft_comment(text, model=model, digest=digest, ticket=self.ticket_ref(ticket))
+            render_draft_comment(
+                text,
+                model=model,
+                digest=digest,
+                ticket=self.ticket_ref(ticket),
+                answer_page=self._page_of(ticket),
+            )
             if text
             else ""
         )

@@ -109,11 +109,12 @@ def render_ticket(
     deadline: datetime,
     repo: str,
     notes: Sequence[str] = (),
+    answer_page: str | None = None,
 ) -> RenderedTicket:
     """Render a request as an issue a human can answer, within GitHub's body limit.
 
     ``notes`` are ticketproxy's own remarks (such as what it redacted), shown under the
-    header.
+    header; ``answer_page`` is the address of the answer page the how-to links to.
     """
     marker = request_marker(request.key)
     _check_times_and_repo(created, deadline, repo)
@@ -126,7 +127,7 @@ def render_ticket(
     )
     for note in notes:
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
-    bottom = _render_how_to(repo, format_utc(deadline)) + "\n" + marker
+    bottom = _render_how_to(repo, format_utc(deadline), answer_page) + "\n" + marker
     sections = layout(request.messages, focus)
     body, continuations = _render_body(
         sections, gather_guide(request), top=top, bottom=bottom, focus=focus, request_id=request_id
@@ -148,6 +149,7 @@ def render_step(
     issue_number: int,
     notes: Sequence[str] = (),
     since_step: int | None = None,
+    answer_page: str | None = None,
 ) -> RenderedTicket:
     """Render a later step of an agent run as a comment on the run's issue.
 
@@ -190,7 +192,8 @@ def render_step(
     )
     for note in notes:
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
-    bottom = _render_step_how_to(step, reference, format_utc(deadline)) + "\n" + markers
+    page = _page_line(answer_page, issue_number)
+    bottom = _render_step_how_to(step, reference, format_utc(deadline), page) + "\n" + markers
     sections = step_layout(
         request.messages, since=since, new_from=new_from, focus=focus, changed=earlier
     )
@@ -326,7 +329,24 @@ def _render_header(
     )
 
 
-def _render_how_to(repo: str, deadline: str) -> str:
+# An operator's address is linked only when it is plainly a URL (see replies._link).
+_LINKABLE = re.compile(r"https?://[^\s<>()\[\]`\\]{1,300}")
+
+
+def _page_line(answer_page: str | None, issue_number: int | None) -> str:
+    """Say where the answer page is, which signs in the browser with the editor's own key."""
+    where = "the answer page (`/desk/` on the ticketproxy server)"
+    if answer_page is not None and _LINKABLE.fullmatch(answer_page):
+        target = answer_page if issue_number is None else f"{answer_page}?ticket={issue_number}"
+        where = f"[the answer page](<{target}>)"
+    return (
+        f"Or open {where}: it shows this ticket with its template filled in, signs in your"
+        " browser with your own key (imported once, never sent anywhere) and posts with your"
+        " own GitHub token.\n\n"
+    )
+
+
+def _render_how_to(repo: str, deadline: str, answer_page: str | None = None) -> str:
     """Render the instructions for answering, signing and the deadline."""
     return (
         "## How to answer\n\n"
@@ -346,12 +366,14 @@ def _render_how_to(repo: str, deadline: str) -> str:
         f"ticketproxy sign --ticket {repo}#<this issue's number> --key ~/.ticketproxy/<you>.key"
         " answer.md\n"
         "```\n\n"
+        f"{_page_line(answer_page, None)}"
         "Only comments signed by an editor whose key is in the keyring count; anything else"
         " here is ignored. A signed comment that is edited afterwards no longer counts: post"
         " a new signed comment instead of editing.\n\n"
         "Later steps of the same agent run arrive as *step comments* on this issue, each"
         " answered with its own `--step` (`--step 2` for step 2, and so on; each step comment"
-        " gives its exact commands). This post is step 1 and needs no `--step`.\n\n"
+        " gives its exact commands). This post is step 1: it needs no `--step` until a later"
+        " step exists, then `--step 1`.\n\n"
         f"Answer before **{deadline}** (UTC). After the deadline the ticket expires, the agent"
         " is told that nobody answered, and later answers are refused.\n"
     )
@@ -391,7 +413,7 @@ def _render_step_header(
     )
 
 
-def _render_step_how_to(step: int, reference: str, deadline: str) -> str:
+def _render_step_how_to(step: int, reference: str, deadline: str, page: str = "") -> str:
     """Render the instructions for answering one step, whose reference names the step."""
     return (
         f"## How to answer step {step}\n\n"
@@ -406,6 +428,7 @@ def _render_step_how_to(step: int, reference: str, deadline: str) -> str:
         "```sh\n"
         f"ticketproxy sign --ticket {reference} --key ~/.ticketproxy/<you>.key answer.md\n"
         "```\n\n"
+        f"{page}"
         f"The signature names step {step} (`{reference}`): an answer signed for another step"
         " does not count here. Only comments signed by an editor whose key is in the keyring"
         " count, and a signed comment edited afterwards no longer counts.\n\n"

@@ -19,6 +19,7 @@ from ticketing.render import (
     find_step_number,
     parse_ticket_reference,
     render_step,
+    render_ticket,
     step_marker,
     ticket_reference,
 )
@@ -294,3 +295,33 @@ def test_oversized_step_continues_in_continuation_comments() -> None:
         assert is_bot_reply(comment)
         assert find_step_marker(comment) is None
     assert "row 003999" in ticket.continuations[-1]
+
+
+def test_how_to_links_the_answer_page_opening_this_issue_when_its_address_is_known() -> None:
+    """With the page's address the how-to links it (?ticket=N for a step); else names /desk/."""
+    request = ChatRequest(model="m", messages=(Message("user", "hi"),), key=KEY)
+    times = {"created": CREATED, "deadline": DEADLINE}
+    issue = render_ticket(
+        request, request_id="r", repo="acme/tickets", answer_page="https://d.example/desk/", **times
+    )
+    assert "[the answer page](<https://d.example/desk/>)" in issue.body
+    step = render_step(
+        request,
+        step=2,
+        new_from=0,
+        changed=(),
+        tools_changed=False,
+        request_id="r",
+        repo="acme/tickets",
+        issue_number=12,
+        answer_page="https://d.example/desk/",
+        **times,
+    )
+    assert "[the answer page](<https://d.example/desk/?ticket=12>)" in step.body
+    plain = render_ticket(request, request_id="r", repo="acme/tickets", **times)
+    assert "the answer page (`/desk/` on the ticketproxy server)" in plain.body
+    # An address that is not plainly a URL is never made into a link.
+    odd = render_ticket(
+        request, request_id="r", repo="acme/tickets", answer_page="javascript:x()", **times
+    )
+    assert "javascript" not in odd.body
