@@ -250,6 +250,13 @@ async def _wait_for_signal() -> None:
     await stop.wait()
 
 
+# Connections not yet accepted. aiohttp's default of 128 overflows when many agents connect
+# at once (after a restart, thousands re-attach): the kernel then drops their SYNs, and
+# clients back off for seconds at a time until their connect timeout fails them. The kernel
+# caps this at net.core.somaxconn (4096 by default since Linux 5.4).
+LISTEN_BACKLOG = 4096
+
+
 async def _serve(settings: Settings, environ: Mapping[str, str]) -> None:
     sandbox: RunningSandbox | None = None
     identity: DemoIdentity | None = None
@@ -261,7 +268,7 @@ async def _serve(settings: Settings, environ: Mapping[str, str]) -> None:
     runner = web.AppRunner(create_app(settings, bot_login=bot_login, environ=environ))
     try:
         await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port)
+        site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)
         await site.start()
         base = f"{_bound_url(runner)}/v1"
         if not settings.api_keys:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -141,17 +140,18 @@ async def _answer(
         )
         desk.delivered(settled)
         return immediate
-    task: asyncio.Task[Outcome] = asyncio.create_task(desk.wait(ticket))
+    # A future, not a task: the desk settles it, so a wait costs no task of its own.
+    outcome = desk.watch(ticket)
     response, delivered = await send_after_wait(
         request,
-        task,
+        outcome,
         render=lambda outcome: render(outcome, created),
         interval=heartbeat_interval(request.headers, default=settings.heartbeat_interval),
         headers=headers,
         framing=SSE_FRAMING if stream else JSON_FRAMING,
     )
     if delivered:
-        desk.delivered(task.result())
+        desk.delivered(outcome.result())
     return response
 
 
@@ -178,6 +178,8 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     chat = replace(chat, model=routed.canonical)
     stream, include_usage = stream_settings(body)
     prompt = prompt_tokens(chat)
+    # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
+    del body
 
     def render(outcome: Outcome, created: int) -> bytes:
         release = released(outcome)
@@ -210,6 +212,8 @@ async def legacy_completions(request: web.Request) -> web.StreamResponse:
     chat = replace(chat, model=routed.canonical)
     stream, include_usage = stream_settings(body)
     prompt = prompt_tokens(chat)
+    # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
+    del body
 
     def render(outcome: Outcome, created: int) -> bytes:
         release = released(outcome)

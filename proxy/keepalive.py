@@ -15,6 +15,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from aiohttp import web
@@ -54,7 +55,7 @@ JSON_FRAMING = Framing(content_type="application/json", heartbeat=b" ")
 
 async def send_after_wait(
     request: web.Request,
-    body: asyncio.Task[Any],
+    body: asyncio.Future[Any],
     *,
     render: Callable[[Any], bytes],
     interval: float,
@@ -63,26 +64,36 @@ async def send_after_wait(
 ) -> tuple[web.StreamResponse, bool]:
     """Answer 200 now, send a heartbeat every ``interval`` until ``body`` is done, then send it.
 
-    Return the response and whether the whole body reached the client's socket.
+    Return the response and whether the whole body reached the client's socket. ``body`` is
+    cancelled if the response ends without it (the client left, or this was cancelled).
     """
     response = web.StreamResponse(
         status=200, headers={**headers, "Content-Type": framing.content_type}
     )
     request_id = headers.get("x-request-id")
+    loop = asyncio.get_running_loop()
     try:
         await response.prepare(request)
-        while True:
-            done, _ = await asyncio.wait({body}, timeout=interval)
-            if done:
-                break
-            await response.write(framing.heartbeat)
+        while not body.done():
+            # One future and one timer per round, not asyncio.wait's set, waiter, timer and
+            # callbacks: thousands of responses wait at once, and each byte held is per wait.
+            beat: asyncio.Future[None] = loop.create_future()
+            wake = partial(_wake, beat)
+            timer = loop.call_later(interval, wake)
+            body.add_done_callback(wake)
+            try:
+                await beat
+            finally:
+                timer.cancel()
+                body.remove_done_callback(wake)
+            if not body.done():
+                await response.write(framing.heartbeat)
         await response.write(render(body.result()))
         await response.write_eof()
     except ConnectionResetError:
         # The client went away (read timeout, ctrl-C). The ticket keeps waiting and its
         # answer stays in the store for the retry.
         log.info("request_id=%s client disconnected while waiting", request_id)
-        body.cancel()
         return response, False
     except Exception:
         log.exception("request_id=%s failed after the 200 was sent", request_id)
@@ -94,4 +105,12 @@ async def send_after_wait(
         elif request.transport is not None:
             request.transport.close()
         return response, False
+    finally:
+        body.cancel()  # a no-op once it is done; otherwise nobody waits for it any more
     return response, True
+
+
+def _wake(beat: asyncio.Future[None], _: object = None) -> None:
+    """Resolve ``beat`` unless already resolved (called by its timer or by the body)."""
+    if not beat.done():
+        beat.set_result(None)

@@ -251,7 +251,9 @@ class Desk:
         self._clock = clock
         self._sleep = sleep
         self.followups = WriteQueue(store=store, github=github, clock=clock)
-        self._events: dict[int, asyncio.Event] = {}
+        # Who waits for which ticket, and when each waited-for ticket expires.
+        self._watchers: dict[int, list[asyncio.Future[Outcome]]] = {}
+        self._deadline_timers: dict[int, asyncio.TimerHandle] = {}
         self._delivered: OrderedDict[str, Outcome] = OrderedDict()
         # The cross-process parts (key locks, jtis, poll lease, wake-ups); alone, in-process.
         self.coordinator: Coordinator = coordinator or LocalCoordinator()
@@ -297,6 +299,9 @@ class Desk:
         if self._subscription is not None:
             await self._subscription.close()
             self._subscription = None
+        for timer in self._deadline_timers.values():
+            timer.cancel()
+        self._deadline_timers.clear()
         # Another replica takes over polling at once rather than when the lease runs out.
         await self.coordinator.release_poll_lease(self.replica_id)
         await self.followups.stop()
@@ -619,22 +624,78 @@ class Desk:
 
     async def wait(self, ticket: Ticket) -> Outcome:
         """Wait until the ticket is answered or its deadline passes."""
-        while True:
-            # Taken afresh each round: a notification pops the event it sets, and an
-            # announcement may wake this wait without the ticket having finished.
-            event = self._events.setdefault(ticket.id, asyncio.Event())
-            current = self.store.get_ticket(ticket.id)
+        return await self.watch(ticket)
+
+    def watch(self, ticket: Ticket) -> asyncio.Future[Outcome]:
+        """Return a future of the ticket's outcome: its answer, or its expiry at the deadline.
+
+        Cancelling the future (the client went away) leaves the ticket waiting.
+        """
+        # A plain future per waiting client, and one deadline timer per ticket: thousands of
+        # clients wait at once, and a task with its own timer each cost several KiB apiece.
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        # Futures cancelled meanwhile (their clients left) are dropped here and when the
+        # ticket settles, rather than by a done-callback each.
+        watchers = [f for f in self._watchers.get(ticket.id, ()) if not f.done()]
+        watchers.append(future)
+        self._watchers[ticket.id] = watchers
+        try:
+            self._settle(ticket.id)
+        except BaseException:
+            future.cancel()  # the caller gets the error; nothing is left waiting
+            raise
+        return future
+
+    def _settle(self, ticket_id: int) -> None:
+        """Hand a finished ticket's outcome to its watchers; expire it if overdue."""
+        while ticket_id in self._watchers:
+            if all(future.done() for future in self._watchers[ticket_id]):
+                self._unwatch(ticket_id)  # every client waiting here has left
+                return
+            current = self.store.get_ticket(ticket_id)
             assert current is not None
+            outcome: Outcome | None = None
             if current.state in {TicketState.ANSWERED, TicketState.DELIVERED}:
-                return Outcome(current, self.store.answer_for(ticket.id))
-            if current.state is TicketState.EXPIRED:
-                return Outcome(current, None)
+                outcome = Outcome(current, self.store.answer_for(ticket_id))
+            elif current.state is TicketState.EXPIRED:
+                outcome = Outcome(current, None)
+            if outcome is not None:
+                for future in self._unwatch(ticket_id):
+                    if not future.done():
+                        future.set_result(outcome)
+                return
             remaining = (current.deadline - self._clock()).total_seconds()
             if remaining <= 0:
+                # Notifies the watchers (settling them) unless the ticket changed meanwhile;
+                # either way the next round reads it again.
                 self.expire(current)
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(event.wait(), timeout=remaining)
+            if ticket_id not in self._deadline_timers:
+                self._deadline_timers[ticket_id] = asyncio.get_running_loop().call_later(
+                    remaining, self._deadline_passed, ticket_id
+                )
+            return
+
+    def _unwatch(self, ticket_id: int) -> list[asyncio.Future[Outcome]]:
+        """Stop watching a ticket (and its deadline); return the futures that watched it."""
+        timer = self._deadline_timers.pop(ticket_id, None)
+        if timer is not None:
+            timer.cancel()
+        return self._watchers.pop(ticket_id, [])
+
+    def _deadline_passed(self, ticket_id: int) -> None:
+        self._deadline_timers.pop(ticket_id, None)
+        self._settle_or_fail(ticket_id)
+
+    def _settle_or_fail(self, ticket_id: int) -> None:
+        """Settle from a callback: a failure (say, of the store) goes to the watchers."""
+        try:
+            self._settle(ticket_id)
+        except Exception as exc:
+            log.exception("waiting on ticket %d failed", ticket_id)
+            for future in self._unwatch(ticket_id):
+                if not future.done():
+                    future.set_exception(exc)
 
     def delivered(self, outcome: Outcome) -> None:
         """Record that a client received this outcome; close the issue on first delivery."""
@@ -731,9 +792,8 @@ class Desk:
         self._announce(ticket_id)
 
     def _wake_waiters(self, ticket_id: int) -> None:
-        event = self._events.pop(ticket_id, None)
-        if event is not None:
-            event.set()
+        # Read afresh: an announcement may come without the ticket having finished.
+        self._settle_or_fail(ticket_id)
 
     def _announce(self, ticket_id: int) -> None:
         """Tell the other replicas, in the background, that this ticket changed."""
@@ -808,10 +868,8 @@ class Desk:
                 await asyncio.wait_for(self._wake.wait(), timeout=delay)
 
     def _expire_overdue(self) -> None:
-        now = self._clock()
-        for ticket in self.store.pending_tickets():
-            if ticket.deadline <= now:
-                self.expire(ticket)
+        for ticket in self.store.overdue_tickets(self._clock()):
+            self.expire(ticket)
 
     def _poll_delay(self) -> float:
         last = self.last_webhook_at

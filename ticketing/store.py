@@ -581,6 +581,15 @@ class TicketStore:
         ).fetchall()
         return [self._ticket(row) for row in rows]
 
+    def overdue_tickets(self, now: datetime) -> list[Ticket]:
+        """Return the tickets still waiting whose deadline is ``now`` or earlier, oldest first."""
+        # Read every poll: the rows of all pending tickets (thousands) would be built each time.
+        rows = self._db.execute(
+            "SELECT * FROM tickets WHERE state IN (?, ?, ?) AND deadline <= ? ORDER BY id",
+            (*_PENDING, _ts(now)),
+        ).fetchall()
+        return [self._ticket(row) for row in rows]
+
     def count_pending(self) -> int:
         """Count tickets still waiting for an answer."""
         row = self._db.execute(

@@ -192,6 +192,14 @@ def test_pending_tickets_are_listed_oldest_first_and_exclude_finished_ones(
     assert store.count_pending() == 2
 
 
+def test_overdue_tickets_are_the_pending_ones_past_their_deadline(store: TicketStore) -> None:
+    """Only tickets still waiting whose deadline has come are overdue, oldest first."""
+    tickets = [open_issue(store, key=f"{n:02x}" * 32, number=n) for n in range(1, 4)]
+    store.expire(tickets[1].id, now=NOW)
+    assert store.overdue_tickets(DEADLINE - timedelta(seconds=1)) == []
+    assert [t.id for t in store.overdue_tickets(DEADLINE)] == [tickets[0].id, tickets[2].id]
+
+
 def test_expire_moves_a_pending_ticket_once(store: TicketStore) -> None:
     """The first expire succeeds; a second finds the ticket no longer pending."""
     ticket = open_issue(store)
