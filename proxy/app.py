@@ -25,8 +25,10 @@ from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context
 from .handlers import (
     DESK,
+    OPENING,
     ROUTES,
     SETTINGS,
+    cancel_openings,
     chat_completions,
     get_model,
     legacy_completions,
@@ -137,6 +139,9 @@ def create_app(
             await github.close()
             store.close()
 
+    app[OPENING] = set()
+    # On shutdown, before any cleanup: no ticket opening outlives the desk it runs on.
+    app.on_shutdown.append(cancel_openings)
     app.cleanup_ctx.append(desk_context)
     # After the desk, so it stops first: no draft is posted to a desk that has stopped.
     app.cleanup_ctx.append(drafter_context(settings, DESK))

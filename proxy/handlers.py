@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable
+import logging
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -13,10 +15,11 @@ from ticketing.answers import Release
 from ticketing.desk import Desk, Outcome
 from ticketing.replies import render_expired_completion
 from ticketing.request import ChatRequest
+from ticketing.store import Ticket
 from ticketing.threads import THREAD_NAME_LIMIT
 
 from .drafts import start_draft
-from .errors import InvalidRequest, NotFound
+from .errors import InvalidRequest, NotFound, RateLimited
 from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
 from .routing import UPSTREAM, RoutedModel, RouteTable, route_request
@@ -36,7 +39,15 @@ from .wire import (
     stream_settings,
 )
 
+log = logging.getLogger(__name__)
+
 SETTINGS = web.AppKey("settings", Settings)
+# Ticket openings still running after their request gave up (see _submit).
+OPENING: web.AppKey[set[asyncio.Task[Ticket]]] = web.AppKey("opening")
+_SUBMIT_PATIENCE = 300.0
+_MIN_SUBMIT_PATIENCE = 1.0
+_SUBMIT_SHARE = 0.5
+_SUBMIT_RETRY_AFTER = 5.0
 DESK = web.AppKey("desk", Desk)
 ROUTES = web.AppKey("routes", RouteTable)
 
@@ -108,6 +119,81 @@ def thread_name(request: web.Request) -> str | None:
     return name
 
 
+def submit_patience(headers: Mapping[str, str]) -> float:
+    """Return how long a request may wait for its ticket to be opened on GitHub.
+
+    Nothing can be sent before the issue exists (a GitHub failure must still be a 429), so
+    a client waits silently while issue creations queue up: past half its read timeout
+    (``x-stainless-read-timeout``; 5 minutes when it names none) it is told to retry.
+    """
+    raw = headers.get("x-stainless-read-timeout")
+    try:
+        read_timeout = float(raw) if raw is not None else None
+    except ValueError:
+        read_timeout = None
+    if read_timeout is None or not read_timeout > 0:
+        return _SUBMIT_PATIENCE
+    return max(_MIN_SUBMIT_PATIENCE, min(_SUBMIT_PATIENCE, read_timeout * _SUBMIT_SHARE))
+
+
+async def _submit(
+    request: web.Request, desk: Desk, chat: ChatRequest, *, request_id: str
+) -> Ticket:
+    """Open or re-attach to the ticket, telling the client to retry if that takes too long.
+
+    The opening goes on in the background (a client that disconnects does not stop it
+    either), and the retry re-attaches to the ticket it opened.
+    """
+    opening = asyncio.create_task(
+        desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
+    )
+    try:
+        return await asyncio.wait_for(asyncio.shield(opening), submit_patience(request.headers))
+    except TimeoutError:
+        log.info(
+            "request_id=%s ticket still opening on GitHub: asked the client to retry", request_id
+        )
+        raise RateLimited(
+            "The ticket for this request is still being opened on GitHub (its queue is long);"
+            " retry after the time in retry-after to re-attach to it.",
+            retry_after=_SUBMIT_RETRY_AFTER,
+            code="ticket_opening",
+        ) from None
+    finally:
+        if not opening.done():
+            _keep_until_done(request.app, opening, request_id)
+
+
+def _keep_until_done(app: web.Application, task: asyncio.Task[Ticket], request_id: str) -> None:
+    """Hold a ticket opening that outlived its request, and log how it ended."""
+    pending = app[OPENING]
+    pending.add(task)
+
+    def done(finished: asyncio.Task[Ticket]) -> None:
+        pending.discard(finished)
+        if finished.cancelled():
+            return
+        error = finished.exception()
+        if error is not None:
+            # The client was already told to retry; its retry meets the same fault anew.
+            log.warning(
+                "request_id=%s opening the ticket failed after the client left: %s",
+                request_id,
+                error,
+            )
+
+    task.add_done_callback(done)
+
+
+async def cancel_openings(app: web.Application) -> None:
+    """Stop ticket openings that outlived their requests (on shutdown, before the desk)."""
+    openings: set[asyncio.Task[Ticket]] = app[OPENING]
+    pending = list(openings)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
 async def _answer(
     request: web.Request,
     chat: ChatRequest,
@@ -119,7 +205,7 @@ async def _answer(
     settings = request.app[SETTINGS]
     desk = request.app[DESK]
     request_id = request[REQUEST_ID]
-    ticket = await desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
+    ticket = await _submit(request, desk, chat, request_id=request_id)
     start_draft(request.app, ticket, chat)
     created = int(ticket.created_at.timestamp())
     headers = {

@@ -231,3 +231,27 @@ async def test_502_after_a_successful_create_opens_no_duplicate_issue(stack: Sta
     await stack.answer(1, "only once")
     assert (await asyncio.wait_for(pending, 10)).choices[0].message.content == "only once"
     assert [i.number for i in await stack.issues()] == [1]
+
+
+async def test_slow_github_gives_429_before_the_read_timeout_and_the_retry_reattaches(
+    stack: Stack,
+) -> None:
+    """Issue creation slower than half the client's read timeout: a 429, then one issue."""
+    stack.sandbox.sandbox.inject_fault(
+        method="POST", path=r"/repos/acme/agents/issues", status=None, delay=4.0
+    )
+    # The openai client sends its read timeout as x-stainless-read-timeout (3 s here), and
+    # raises APITimeoutError, not RateLimitError, if nothing comes back within it.
+    client = stack.openai(timeout=3.0)
+    with pytest.raises(openai.RateLimitError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+    assert caught.value.code == "ticket_opening"
+    assert float(caught.value.response.headers["retry-after"]) > 0
+    # The opening went on without the client; the retry re-attaches to its issue.
+    await stack.wait_for_issue(1)
+    patient = stack.openai(timeout=30.0)
+    pending = asyncio.create_task(patient.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.answer(1, "sorry for the wait")
+    reply = await asyncio.wait_for(pending, 10)
+    assert reply.choices[0].message.content == "sorry for the wait"
+    assert [i.number for i in await stack.issues()] == [1]

@@ -7,6 +7,7 @@ A ``304 Not Modified`` does not spend the primary budget.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import itertools
 import json
@@ -126,9 +127,11 @@ class ApiDispatcher:
         request_id = self._request_id()
         fault = self._faults.take(request.method, path)
         login: str | None = None
-        if fault is None or fault.after_handling:
+        if fault is not None and fault.delay > 0:
+            await asyncio.sleep(fault.delay)
+        if fault is None or fault.after_handling or fault.status is None:
             response, login = await self._answer(request, request_id)
-        if fault is not None:
+        if fault is not None and fault.status is not None:
             if fault.drop_connection:
                 self._record(request, path, 0, login)
                 if request.transport is not None:
@@ -336,6 +339,7 @@ class ApiDispatcher:
         return web.Response(status=reply.status, body=body, headers=headers)
 
     def _fault_response(self, fault: FaultPlan, request_id: str, rate: RateStatus) -> web.Response:
+        assert fault.status is not None  # a delay-only fault is answered by the real handler
         headers = self._base_headers(request_id, rate)
         headers.update(fault.headers)
         if fault.status in (204, 304):

@@ -14,11 +14,14 @@ class FaultPlan:
 
     method: str
     path: re.Pattern[str]
-    status: int
+    # None: no fault answer, the request is handled as usual (after ``delay``).
+    status: int | None
     after_handling: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
     body: Mapping[str, Any] | None = None
     drop_connection: bool = False
+    # Seconds to hold the request first: a slow GitHub.
+    delay: float = 0.0
 
     def matches(self, method: str, path: str) -> bool:
         """Return whether a request (path after ``/api/v3``) is hit by this fault."""

@@ -98,19 +98,21 @@ class Sandbox:
         *,
         method: str,
         path: str,
-        status: int,
+        status: int | None,
         times: int = 1,
         after_handling: bool = False,
         headers: Mapping[str, str] | None = None,
         body: Mapping[str, Any] | None = None,
         drop_connection: bool = False,
+        delay: float = 0.0,
     ) -> None:
         """Answer the next ``times`` matching API requests with a fault instead.
 
         ``path`` is a regular expression matched in full against the path after ``/api/v3``.
         With ``after_handling`` the real handler runs first (its changes stay), then the fault
         is answered: a 502 after a successful create. With ``drop_connection`` the connection
-        is closed without any answer.
+        is closed without any answer. ``delay`` holds each request that long first; with
+        ``status=None`` that is the whole fault: a slow but working GitHub.
         """
         plan = FaultPlan(
             method=method.upper(),
@@ -120,6 +122,7 @@ class Sandbox:
             headers=dict(headers or {}),
             body=None if body is None else dict(body),
             drop_connection=drop_connection,
+            delay=delay,
         )
         self._faults.add(plan, times=times)
 
