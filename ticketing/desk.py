@@ -391,7 +391,7 @@ class Desk:
             if ticket.state is TicketState.CREATING and ticket.step > 1:
                 ticket = await self._create_step(ticket, request, fresh=fresh)
             elif ticket.state is TicketState.CREATING:
-                ticket = await self._create_issue(ticket, request)
+                ticket = await self._create_issue(ticket, request, fresh=fresh)
             self._wake.set()
         # Wakes the replica holding the poll lease, should it be idle.
         self._announce(ticket.id)
@@ -557,12 +557,13 @@ class Desk:
         )
         return self.store.set_issue(ticket.id, number=number, url=url, now=self._clock())
 
-    async def _create_issue(self, ticket: Ticket, request: ChatRequest) -> Ticket:
+    async def _create_issue(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> Ticket:
         rendered = await self._render_off_loop(ticket, request)
         marker = request_marker(f"{request.key}{ticket.id:08x}")
-        # A ticket still "creating" may already have its issue (a crash or a lost response
-        # after GitHub created it): look before creating again.
-        ref = await self.github.find_issue_by_marker(marker)
+        # A ticket still "creating" from an earlier attempt may already have its issue (a
+        # crash or a lost response after GitHub created it): look before creating again. A
+        # ticket opened just now cannot have one, so it costs GitHub no lookup.
+        ref = None if fresh else await self.github.find_issue_by_marker(marker)
         created = ref is None
         if ref is None:
             ref = await self.github.create_issue(

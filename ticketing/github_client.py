@@ -304,6 +304,8 @@ class GitHubClient:
             # block the single worker thread.
             seconds_between_requests=None,
             seconds_between_writes=None,
+            # GitHub's largest page: a marker lookup over 100 issues is one request, not four.
+            per_page=100,
             lazy=True,
         )
         return client, client.get_repo(self.repo_name)

@@ -32,7 +32,7 @@ STEP_1_REPLY = next(m["content"] for m in STEP_2["body"]["messages"] if m["role"
 async def _ask(stack: Stack, capture: dict[str, Any], *, answer: str, ticket: str) -> Any:
     """Send a captured request, answer its ticket signed for ``ticket``, return the reply."""
     pending = asyncio.create_task(send(stack, capture))
-    number = await _pending_issue(stack)
+    number = await pending_issue(stack)
     body = stack.signed(answer, number=number, ticket=ticket)
     await stack.comment(number, body)
     status, raw = await asyncio.wait_for(pending, 10)
@@ -40,7 +40,7 @@ async def _ask(stack: Stack, capture: dict[str, Any], *, answer: str, ticket: st
     return ChatCompletion.model_validate_json(raw)
 
 
-async def _pending_issue(stack: Stack, within: float = 10.0) -> int:
+async def pending_issue(stack: Stack, within: float = 10.0) -> int:
     """Wait until a ticket is open on GitHub and return its issue number."""
     deadline = asyncio.get_running_loop().time() + within
     while asyncio.get_running_loop().time() < deadline:
@@ -84,7 +84,7 @@ async def test_signature_for_one_step_cannot_answer_the_next(stack: Stack) -> No
     """An answer signed for step 1 (``#1``) is refused on step 2 (``#1/2``), with a reply."""
     await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
     pending = asyncio.create_task(send(stack, STEP_2))
-    await _pending_issue(stack)
+    await pending_issue(stack)
     ticket = stack.desk.store.ticket_for_issue(1)
     assert ticket is not None
     assert ticket.step == 2
@@ -136,7 +136,7 @@ async def test_a_chat_that_goes_on_becomes_the_next_step(stack: Stack) -> None:
         {"role": "user", "content": "And times 3?"},
     ]
     second = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=follow_up))
-    await _wait_for_step(stack, 2)
+    await wait_for_step(stack, 2)
     await stack.comment(1, stack.signed("12", number=1, ticket=f"{REPO}#1/2"))
     reply = await asyncio.wait_for(second, 10)
     assert reply.choices[0].message.content == "12"
@@ -164,7 +164,7 @@ async def test_client_named_thread_keeps_unrelated_prompts_on_one_issue(stack: S
             model="gpt-4o", messages=[{"role": "user", "content": "Now report."}]
         )
     )
-    await _wait_for_step(stack, 2)
+    await wait_for_step(stack, 2)
     await stack.comment(1, stack.signed("Reported.", number=1, ticket=f"{REPO}#1/2"))
     reply = await asyncio.wait_for(second, 10)
     assert reply.choices[0].message.content == "Reported."
@@ -186,7 +186,7 @@ async def test_thread_header_that_is_too_long_is_a_clear_400(stack: Stack) -> No
     assert await stack.issues() == []
 
 
-async def _wait_for_step(stack: Stack, step: int, within: float = 10.0) -> None:
+async def wait_for_step(stack: Stack, step: int, within: float = 10.0) -> None:
     deadline = asyncio.get_running_loop().time() + within
     while asyncio.get_running_loop().time() < deadline:
         for ticket in stack.desk.store.pending_tickets():
@@ -202,7 +202,7 @@ async def test_cli_answer_needs_the_step_once_a_run_has_several(
     """``answer <issue URL>`` refuses to guess a step; ``--step`` or the step's URL picks it."""
     await _ask(stack, STEP_1, answer=STEP_1_REPLY, ticket=f"{REPO}#1")
     pending = asyncio.create_task(send(stack, STEP_2))
-    await _wait_for_step(stack, 2)
+    await wait_for_step(stack, 2)
     key = tmp_path / "alice.key"
     write_signing_key(key, stack.keys["alice"])
     answer = tmp_path / "answer.md"
@@ -222,7 +222,7 @@ async def test_cli_answer_needs_the_step_once_a_run_has_several(
     status, _ = await asyncio.wait_for(pending, 10)
     assert status == 200
     signed = [c.body for c in await stack.comments(1) if c.user.login == "alice"][-1]
-    assert _claims(signed)["aud"] == f"{REPO}#1/2"
+    assert signed_claims(signed)["aud"] == f"{REPO}#1/2"
 
 
 async def test_busy_named_run_keeps_its_name_when_a_parallel_request_opens_another_issue(
@@ -245,7 +245,7 @@ async def test_busy_named_run_keeps_its_name_when_a_parallel_request_opens_anoth
     await stack.answer(2, "else")
     await asyncio.wait_for(asyncio.gather(first, parallel), 10)
     follow = ask("Step two.")
-    await _wait_for_step(stack, 2)
+    await wait_for_step(stack, 2)
     ticket = next(t for t in stack.desk.store.pending_tickets() if t.step == 2)
     assert ticket.issue_number == 1
     await stack.comment(1, stack.signed("two", number=1, ticket=f"{REPO}#1/2"))
@@ -253,7 +253,7 @@ async def test_busy_named_run_keeps_its_name_when_a_parallel_request_opens_anoth
     assert reply.choices[0].message.content == "two"
 
 
-def _claims(body: str) -> dict[str, Any]:
+def signed_claims(body: str) -> dict[str, Any]:
     _, token = split_signed_comment(body)
     assert token is not None
     return dict(jwt.decode(token, options={"verify_signature": False}))
@@ -305,7 +305,7 @@ async def test_reviewer_approves_a_risky_answer_on_step_two_with_the_cli(
     second = asyncio.create_task(
         client.chat.completions.create(model="gpt-4o", messages=follow_up, tools=SHELL)
     )
-    await _wait_for_step(stack, 2)
+    await wait_for_step(stack, 2)
     await stack.comment(1, stack.signed(DANGEROUS, number=1, ticket=f"{REPO}#1/2"))
     await stack.settle()
     key = tmp_path / "bob.key"
@@ -319,7 +319,7 @@ async def test_reviewer_approves_a_risky_answer_on_step_two_with_the_cli(
     [call] = reply.choices[0].message.tool_calls or []
     assert call.function.name == "execute_shell"
     approval = [c.body for c in await stack.comments(1) if c.user.login == "bob"][-1]
-    assert _claims(approval)["aud"] == f"{REPO}#1/2"
+    assert signed_claims(approval)["aud"] == f"{REPO}#1/2"
 
 
 async def test_prompt_over_githubs_limit_continues_in_comments_and_is_answered(

@@ -22,7 +22,7 @@ import pytest
 from auth.keyring import Keyring
 from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
-from tests.proxy.test_agent_runs import _claims, _wait_for_step
+from tests.proxy.test_agent_runs import signed_claims, wait_for_step
 from tests.proxy.test_desk_page import DANGEROUS, PROMPT, SHELL, desk_url, start_desk_stack
 from tests.proxy.test_drafts import DRAFT, drafted, start_draft_stack
 from tests.stack import REPO, Stack, stop_stack
@@ -288,7 +288,7 @@ async def test_editor_answers_the_second_step_of_an_agent_run_from_the_page(
         {"role": "user", "content": "And times 3?"},
     ]
     second = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=follow_up))
-    await _wait_for_step(desk_stack, 2)
+    await wait_for_step(desk_stack, 2)
     answer = "12, signed for step 2 in the browser."
     async with desk_page(desk_stack, "alice", tmp_path) as page:
         await open_ticket(page)
@@ -299,4 +299,4 @@ async def test_editor_answers_the_second_step_of_an_agent_run_from_the_page(
     assert reply.choices[0].message.content == answer
     posted = [c.body for c in await desk_stack.comments(1) if c.user.login == "alice"][-1]
     assert answer in posted
-    assert _claims(posted)["aud"] == f"{REPO}#1/2"
+    assert signed_claims(posted)["aud"] == f"{REPO}#1/2"

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from github import GithubException
 
+from tests.proxy.test_agent_runs import pending_issue
 from tests.stack import REPO, Stack, start_stack, stop_stack
 from ticketing.sandbox import RunningSandbox, SandboxConfig
 
@@ -232,3 +233,22 @@ async def test_edit_in_the_same_second_as_the_draft_is_still_seen(
         )
     finally:
         await stop_stack(stack)
+
+
+async def test_new_request_costs_github_one_create_and_one_lock_and_no_marker_lookup(
+    stack: Stack,
+) -> None:
+    """A ticket opened just now cannot have an issue yet: no issue listing before creating."""
+    sandbox = stack.sandbox.sandbox
+    before = len(sandbox.requests)
+    client = stack.openai()
+    messages = [{"role": "user", "content": "How many requests does this cost?"}]
+    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=messages))  # type: ignore[arg-type]
+    # Watched in the store, not on GitHub: this test's own reads would count too.
+    await pending_issue(stack)
+    await stack.desk.followups.drain()
+    made = [(r.method, r.path) for r in sandbox.requests[before:]]
+    assert ("POST", "/repos/acme/agents/issues") in made
+    assert ("PUT", "/repos/acme/agents/issues/1/lock") in made
+    assert ("GET", "/repos/acme/agents/issues") not in made
+    pending.cancel()
