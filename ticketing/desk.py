@@ -64,6 +64,7 @@ from .store import (
     Candidate,
     DraftState,
     PollCursor,
+    ReplyClaim,
     StoredAnswer,
     StoredJudgement,
     ThreadStart,
@@ -1337,13 +1338,13 @@ class Desk:
         # make the bot spam the repository.
         if self.store.count_replies(ticket.id) >= self.settings.max_replies_per_ticket:
             return
-        if not self.store.claim_reply(
-            comment.id, ticket_id=ticket.id, kind=kind, now=self._clock()
-        ):
-            return
-        number = comment.issue_number
-        self.followups.react(number, comment.id, REACTION_REFUSED, request_id=ticket.request_id)
-        self.followups.comment(number, body, request_id=ticket.request_id)
+        self.followups.reply_once(
+            comment.issue_number,
+            body,
+            claim=ReplyClaim(comment_id=comment.id, ticket_id=ticket.id, kind=kind),
+            reaction=REACTION_REFUSED,
+            request_id=ticket.request_id,
+        )
 
     # --- drafts from an upstream model ------------------------------------------------------
 

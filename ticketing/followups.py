@@ -40,7 +40,7 @@ from typing import Any
 
 from .errors import GitHubError, GitHubUnavailable
 from .github_client import GitHubClient
-from .store import QueuedWrite, TicketState, TicketStore
+from .store import QueuedWrite, ReplyClaim, TicketState, TicketStore
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +207,31 @@ class WriteQueue:
         payload = {"comment_id": comment_id, "content": content}
         return self._enqueue(WriteKind.REACT, number, payload, request_id, only_if)
 
+    def reply_once(
+        self,
+        number: int,
+        body: str,
+        *,
+        claim: ReplyClaim,
+        reaction: str | None = None,
+        request_id: str | None = None,
+    ) -> bool:
+        """Queue the one reply (and reaction) a comment may get; False if it had its reply.
+
+        The claim and the writes are one transaction: a crash neither loses the reply nor
+        lets a restart send it again.
+        """
+        writes: list[tuple[str, int, str]] = []
+        if reaction is not None:
+            react = {"comment_id": claim.comment_id, "content": reaction}
+            writes.append((WriteKind.REACT, number, self._payload(react, request_id, None)))
+        writes.append((WriteKind.COMMENT, number, self._payload({"body": body}, request_id, None)))
+        if self._store.enqueue_writes(writes, now=self._clock(), claim=claim) is None:
+            return False
+        self._idle.clear()
+        self._wake.set()
+        return True
+
     def cancel(self, write_id: int, reason: str) -> None:
         """Drop a write queued in this same step (before any await), recording why."""
         # Only safe before the worker can have picked the write up, hence "this same step".
@@ -220,27 +245,32 @@ class WriteQueue:
         request_id: str | None,
         only_if: Guard | None,
     ) -> int:
+        write_id = self._store.enqueue_write(
+            kind,
+            issue_number=number,
+            payload=self._payload(payload, request_id, only_if),
+            now=self._clock(),
+        )
+        self._idle.clear()
+        self._wake.set()
+        return write_id
+
+    @staticmethod
+    def _payload(data: dict[str, Any], request_id: str | None, only_if: Guard | None) -> str:
+        """Serialise a write's data with the request it is about and its guard."""
         if request_id is not None:
             # Only for log lines: a write about a request names it.
-            payload = {**payload, "request_id": request_id}
+            data = {**data, "request_id": request_id}
         if only_if is not None:
-            payload = {
-                **payload,
+            data = {
+                **data,
                 "only_if": {
                     "ticket_id": only_if.ticket_id,
                     "states": sorted(only_if.states),
                     "newest_step": only_if.newest_step,
                 },
             }
-        write_id = self._store.enqueue_write(
-            kind,
-            issue_number=number,
-            payload=json.dumps(payload, ensure_ascii=False, sort_keys=True),
-            now=self._clock(),
-        )
-        self._idle.clear()
-        self._wake.set()
-        return write_id
+        return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     # --- sending ---------------------------------------------------------------------------
 

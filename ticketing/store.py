@@ -12,7 +12,7 @@ The store is used from the event-loop thread only; every call is a short local t
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -198,6 +198,15 @@ class Ticket:
     step: int = 1
     thread_id: int | None = None
     parent_id: int | None = None
+
+
+@dataclass(frozen=True)
+class ReplyClaim:
+    """The one reply a comment may get from the bot: which comment, on which ticket, why."""
+
+    comment_id: int
+    ticket_id: int | None
+    kind: str
 
 
 @dataclass(frozen=True)
@@ -854,15 +863,42 @@ class TicketStore:
 
     def enqueue_write(self, kind: str, *, issue_number: int, payload: str, now: datetime) -> int:
         """Queue one GitHub write and return its id."""
+        ids = self.enqueue_writes([(kind, issue_number, payload)], now=now)
+        assert ids is not None
+        return ids[0]
+
+    def enqueue_writes(
+        self,
+        writes: Sequence[tuple[str, int, str]],
+        *,
+        now: datetime,
+        claim: ReplyClaim | None = None,
+    ) -> list[int] | None:
+        """Queue GitHub writes (kind, issue number, payload) in one transaction; return ids.
+
+        With ``claim``, the writes are the one reply a comment may get: they are queued only
+        if the comment had none, in the same transaction as the claim (so a crash can
+        neither lose the reply nor send it twice), and None says it had one.
+        """
+        ids: list[int] = []
         with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT INTO write_queue (kind, issue_number, payload, not_before, created_at)"
-                " VALUES (?, ?, ?, ?, ?)",
-                (kind, issue_number, payload, _ts(now), _ts(now)),
-            )
-            write_id = cursor.lastrowid
-        assert write_id is not None
-        return write_id
+            if claim is not None:
+                cursor = db.execute(
+                    "INSERT OR IGNORE INTO replied_comments"
+                    " (comment_id, ticket_id, kind, replied_at) VALUES (?, ?, ?, ?)",
+                    (claim.comment_id, claim.ticket_id, claim.kind, _ts(now)),
+                )
+                if cursor.rowcount != 1:
+                    return None
+            for kind, issue_number, payload in writes:
+                cursor = db.execute(
+                    "INSERT INTO write_queue (kind, issue_number, payload, not_before,"
+                    " created_at) VALUES (?, ?, ?, ?, ?)",
+                    (kind, issue_number, payload, _ts(now), _ts(now)),
+                )
+                assert cursor.lastrowid is not None
+                ids.append(cursor.lastrowid)
+        return ids
 
     def due_writes(self, *, now: datetime, limit: int = 50) -> list[QueuedWrite]:
         """Return queued writes whose time has come, oldest first."""
@@ -928,13 +964,8 @@ class TicketStore:
         self, comment_id: int, *, ticket_id: int | None, kind: str, now: datetime
     ) -> bool:
         """Reserve the one reply a comment may get; return False if it already had one."""
-        with self._transaction() as db:
-            cursor = db.execute(
-                "INSERT OR IGNORE INTO replied_comments (comment_id, ticket_id, kind, replied_at)"
-                " VALUES (?, ?, ?, ?)",
-                (comment_id, ticket_id, kind, _ts(now)),
-            )
-            return cursor.rowcount == 1
+        claim = ReplyClaim(comment_id=comment_id, ticket_id=ticket_id, kind=kind)
+        return self.enqueue_writes([], now=now, claim=claim) is not None
 
     def count_replies(self, ticket_id: int) -> int:
         """Count the replies the bot made on a ticket."""

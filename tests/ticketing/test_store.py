@@ -15,6 +15,7 @@ from ticketing.store import (
     _MIGRATIONS,
     SCHEMA_VERSION,
     PollCursor,
+    ReplyClaim,
     StoredAnswer,
     Ticket,
     TicketState,
@@ -414,3 +415,18 @@ def test_a_queued_write_is_claimed_by_one_worker_only(tmp_path: Path) -> None:
     assert claims == [True, False]
     first.close()
     second.close()
+
+
+def test_reply_and_its_claim_are_queued_in_one_transaction_and_only_once(
+    store: TicketStore,
+) -> None:
+    """A comment's reply writes are queued with its claim; a second reply queues nothing."""
+    ticket = store.open_ticket("k", request_id="r", created=NOW, deadline=NOW)
+    claim = ReplyClaim(comment_id=801, ticket_id=ticket.id, kind="rejected:expired")
+    writes = [("react", 1, "{}"), ("comment", 1, '{"body": "no"}')]
+    first = store.enqueue_writes(writes, now=NOW, claim=claim)
+    assert first is not None
+    assert len(first) == 2
+    assert store.enqueue_writes(writes, now=NOW, claim=claim) is None
+    assert store.pending_writes() == 2
+    assert store.count_replies(ticket.id) == 1
