@@ -161,7 +161,7 @@ def create_app(
         clock=clock,
     )
     app.router.add_get("/readyz", readyz)
-    install_metrics(app)
+    install_metrics(app, token=settings.metrics_token)
     app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app
 

@@ -19,6 +19,7 @@ the time from a completion request's arrival to its answer reaching the client, 
 
 from __future__ import annotations
 
+import hmac
 import logging
 import sqlite3
 import time
@@ -166,16 +167,37 @@ class ProxyMetrics:
 METRICS = web.AppKey("metrics", ProxyMetrics)
 
 
+METRICS_TOKEN: web.AppKey[bytes | None] = web.AppKey("metrics_token")
+
+
 async def metrics_endpoint(request: web.Request) -> web.Response:
     """Serve the app's metrics in Prometheus' text (or OpenMetrics) format."""
+    token = request.app[METRICS_TOKEN]
+    if token is not None:
+        scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
+        # Constant time, like the client keys: the response's timing says nothing.
+        if not hmac.compare_digest(presented.strip().encode(), token) or scheme.lower() != (
+            "bearer"
+        ):
+            return web.Response(
+                status=401,
+                text="metrics need Authorization: Bearer <TICKETPROXY_METRICS_TOKEN>\n",
+                headers={"WWW-Authenticate": 'Bearer realm="ticketproxy metrics"'},
+            )
     body, content_type = request.app[METRICS].render(request.headers.get("Accept", ""))
     return web.Response(body=body, headers={"Content-Type": content_type})
 
 
-def install_metrics(app: web.Application) -> ProxyMetrics:
-    """Give ``app`` its metrics: the registry, the wait-timing middleware and ``/metrics``."""
+def install_metrics(app: web.Application, *, token: str | None = None) -> ProxyMetrics:
+    """Give ``app`` its metrics: the registry, the wait-timing middleware and ``/metrics``.
+
+    With ``token``, ``/metrics`` asks for it as a bearer token (Prometheus'
+    ``authorization`` setting sends it); without, it is open, as is usual on a private
+    network.
+    """
     metrics = ProxyMetrics(desk=partial(app.get, DESK))
     app[METRICS] = metrics
+    app[METRICS_TOKEN] = None if token is None else token.encode()
     # Innermost, so it times the handler itself; errors raised past it are not waits.
     app.middlewares.append(metrics.middleware)
     app.router.add_get("/metrics", metrics_endpoint)

@@ -69,6 +69,8 @@ class Settings:
     # Where editors open the answer page, for the link on every ticket; None: derived from
     # host and port when they name one address (see answer_page_url).
     desk_url: str | None = None
+    # Bearer token /metrics asks for; None: /metrics is open (a private network's usual).
+    metrics_token: str | None = field(default=None, repr=False)
 
     @property
     def embedded(self) -> bool:
@@ -149,6 +151,7 @@ class Settings:
             github_app_installation_id=installation_id,
             redis_url=_redis_url(environ.get("TICKETPROXY_REDIS_URL")),
             desk_url=_desk_url(environ.get("TICKETPROXY_DESK_URL")),
+            metrics_token=_metrics_token(environ.get("TICKETPROXY_METRICS_TOKEN")),
         )
         settings = replace(settings, **_draft_settings(environ))
         return settings
@@ -201,6 +204,17 @@ def _url(value: str | None) -> str | None:
             "https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise"
         )
     return value.rstrip("/")
+
+
+def _metrics_token(value: str | None) -> str | None:
+    if value is None or value == "":
+        return None
+    if len(value) < 16 or not value.isascii() or not value.isprintable():
+        raise ConfigError(
+            "TICKETPROXY_METRICS_TOKEN must be at least 16 printable ASCII characters, e.g. "
+            "the output of `python -c 'import secrets; print(secrets.token_urlsafe(24))'`"
+        )
+    return value
 
 
 def _desk_url(value: str | None) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -13,7 +14,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from auth.verify import RejectReason
 from proxy.metrics import TICKET_HEADER, ProxyMetrics
-from tests.stack import CLIENT_KEY, REPO, Stack
+from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
+from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 PROMPT = [{"role": "user", "content": "Count the files in the workspace."}]
 
@@ -185,3 +187,29 @@ async def test_wait_histogram_observes_the_handler_time_of_ticket_backed_answers
     assert samples["ticketproxy_wait_seconds_bucket", (("le", "60.0"),)] == 1
     assert samples["ticketproxy_wait_seconds_bucket", (("le", "30.0"),)] == 0
     assert ("ticketproxy_pending_tickets", ()) not in samples
+
+
+async def test_metrics_with_a_token_refuse_a_scrape_without_it_and_serve_one_with_it(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """With TICKETPROXY_METRICS_TOKEN, /metrics is a 401 without the bearer token."""
+    token = "metrics-token-0123456789"
+    running = await start_stack(github_sandbox, sandbox_config, tmp_path, metrics_token=token)
+    url = root_url(running) + "/metrics"
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.get(url) as bare:
+                assert bare.status == 401
+                assert "TICKETPROXY_METRICS_TOKEN" in await bare.text()
+            wrong = {"Authorization": "Bearer metrics-token-0123456780"}
+            async with http.get(url, headers=wrong) as forged:
+                assert forged.status == 401
+            right = {"Authorization": f"Bearer {token}"}
+            async with http.get(url, headers=right) as scraped:
+                assert scraped.status == 200
+                assert "ticketproxy_pending_tickets" in await scraped.text()
+            # Health probes stay open: an orchestrator has no token to give.
+            async with http.get(root_url(running) + "/healthz") as health:
+                assert health.status == 200
+    finally:
+        await stop_stack(running)

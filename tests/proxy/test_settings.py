@@ -235,3 +235,12 @@ def test_desk_url_that_is_no_plain_http_address_stops_the_start(value: str) -> N
     """A malformed answer-page address, or one carrying credentials, is refused by name."""
     with pytest.raises(ConfigError, match="TICKETPROXY_DESK_URL"):
         Settings.from_env({"TICKETPROXY_DESK_URL": value})
+
+
+def test_short_metrics_token_stops_the_start_and_a_good_one_stays_out_of_repr() -> None:
+    """TICKETPROXY_METRICS_TOKEN needs 16+ characters and never shows in repr."""
+    with pytest.raises(ConfigError, match="TICKETPROXY_METRICS_TOKEN"):
+        Settings.from_env({"TICKETPROXY_METRICS_TOKEN": "short"})
+    settings = Settings.from_env({"TICKETPROXY_METRICS_TOKEN": "m" * 24})
+    assert settings.metrics_token == "m" * 24
+    assert "m" * 24 not in repr(settings)
