@@ -584,22 +584,23 @@ def _unverified_claims(body: str) -> dict[str, Any] | None:
     return claims if isinstance(claims, dict) else {}
 
 
-def _claimed_act(body: str) -> str | None:
-    """Return the ``act`` a signed comment claims, unverified: only to sort comments."""
+def _claimed(body: str, claim: str) -> str | None:
+    """Return a string claim of a signed comment, unverified; None when it is unsigned."""
     claims = _unverified_claims(body)
     if claims is None:
         return None
-    act = claims.get("act")
-    return act if isinstance(act, str) else "malformed"
+    value = claims.get(claim)
+    return value if isinstance(value, str) else "malformed"
+
+
+def _claimed_act(body: str) -> str | None:
+    """Return the ``act`` a signed comment claims, unverified: only to sort comments."""
+    return _claimed(body, "act")
 
 
 def _claimed_ticket(body: str) -> str | None:
-    """Return the ticket (``aud``) a signed comment claims, unverified; None when unsigned."""
-    claims = _unverified_claims(body)
-    if claims is None:
-        return None
-    aud = claims.get("aud")
-    return aud if isinstance(aud, str) else "malformed"
+    """Return the ticket (``aud``) a signed comment claims, unverified: only to sort comments."""
+    return _claimed(body, "aud")
 
 
 def _iso(value: datetime) -> str:

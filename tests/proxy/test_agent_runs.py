@@ -51,6 +51,20 @@ async def pending_issue(stack: Stack, within: float = 10.0) -> int:
     raise AssertionError("no ticket was opened")
 
 
+def chat(client: Any, text: str) -> asyncio.Task[Any]:
+    """Start a one-message chat completion with ``client``."""
+    messages = [{"role": "user", "content": text}]
+    return asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=messages))
+
+
+async def first_answered(stack: Stack, client: Any, text: str, answer: str) -> None:
+    """Ask ``text`` as the run's first request (issue 1), answer it, and wait for delivery."""
+    pending = chat(client, text)
+    await stack.wait_for_issue(1)
+    await stack.answer(1, answer)
+    await asyncio.wait_for(pending, 10)
+
+
 def _step_comments(comments: list[Any]) -> list[str]:
     return [c.body for c in comments if "<!-- ticketproxy:step " in c.body]
 
@@ -103,19 +117,8 @@ async def test_signature_for_one_step_cannot_answer_the_next(stack: Stack) -> No
 async def test_unrelated_requests_open_issues_of_their_own(stack: Stack) -> None:
     """Two conversations that share nothing are two issues."""
     client = stack.openai()
-    first = asyncio.create_task(
-        client.chat.completions.create(
-            model="gpt-4o", messages=[{"role": "user", "content": "What is 2+2?"}]
-        )
-    )
-    await stack.wait_for_issue(1)
-    await stack.answer(1, "4")
-    await asyncio.wait_for(first, 10)
-    second = asyncio.create_task(
-        client.chat.completions.create(
-            model="gpt-4o", messages=[{"role": "user", "content": "Name a colour."}]
-        )
-    )
+    await first_answered(stack, client, "What is 2+2?", "4")
+    second = chat(client, "Name a colour.")
     await stack.wait_for_issue(2)
     await stack.answer(2, "Blue")
     reply = await asyncio.wait_for(second, 10)
@@ -151,19 +154,8 @@ async def test_a_chat_that_goes_on_becomes_the_next_step(stack: Stack) -> None:
 async def test_client_named_thread_keeps_unrelated_prompts_on_one_issue(stack: Stack) -> None:
     """With ``X-Ticketproxy-Thread`` two unrelated prompts land on one issue as two steps."""
     client = stack.openai(default_headers={"X-Ticketproxy-Thread": "nightly-run-42"})
-    first = asyncio.create_task(
-        client.chat.completions.create(
-            model="gpt-4o", messages=[{"role": "user", "content": "Plan the run."}]
-        )
-    )
-    await stack.wait_for_issue(1)
-    await stack.answer(1, "Plan: one step.")
-    await asyncio.wait_for(first, 10)
-    second = asyncio.create_task(
-        client.chat.completions.create(
-            model="gpt-4o", messages=[{"role": "user", "content": "Now report."}]
-        )
-    )
+    await first_answered(stack, client, "Plan the run.", "Plan: one step.")
+    second = chat(client, "Now report.")
     await wait_for_step(stack, 2)
     await stack.comment(1, stack.signed("Reported.", number=1, ticket=f"{REPO}#1/2"))
     reply = await asyncio.wait_for(second, 10)
@@ -230,21 +222,14 @@ async def test_busy_named_run_keeps_its_name_when_a_parallel_request_opens_anoth
 ) -> None:
     """While a named run has a step waiting, a second request opens issue 2; the name stays."""
     client = stack.openai(default_headers={"X-Ticketproxy-Thread": "run"})
-
-    def ask(text: str) -> asyncio.Task[Any]:
-        messages = [{"role": "user", "content": text}]
-        return asyncio.create_task(
-            client.chat.completions.create(model="gpt-4o", messages=messages)
-        )
-
-    first = ask("Step one.")
+    first = chat(client, "Step one.")
     await stack.wait_for_issue(1)
-    parallel = ask("Something else meanwhile.")
+    parallel = chat(client, "Something else meanwhile.")
     await stack.wait_for_issue(2)
     await stack.answer(1, "one")
     await stack.answer(2, "else")
     await asyncio.wait_for(asyncio.gather(first, parallel), 10)
-    follow = ask("Step two.")
+    follow = chat(client, "Step two.")
     await wait_for_step(stack, 2)
     ticket = next(t for t in stack.desk.store.pending_tickets() if t.step == 2)
     assert ticket.issue_number == 1
