@@ -132,6 +132,10 @@ def app_installation_auth(
     return _ClockedAppAuth(app, clock=clock).get_installation_auth(app.installation_id)
 
 
+# The part of the write budget reactions may use (see GitHubClient.react).
+REACTION_BUDGET_SHARE = 0.5
+
+
 def _utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -528,10 +532,18 @@ class GitHubClient:
         await self._throttle.acquire()
         return await self._retrying(post, what="post comment", before_retry=already_posted)
 
-    async def react(self, comment_id: int, content: str) -> None:
-        """Add a reaction (``eyes``, ``+1``, ``-1`` …) to a comment."""
-        # Reactions are content GitHub's secondary limits count, like comments.
-        await self._throttle.acquire()
+    async def react(self, comment_id: int, content: str) -> bool:
+        """Add a reaction (``eyes``, ``+1``, ``-1`` …) to a comment; False if skipped.
+
+        Reactions are content GitHub's secondary limits count, like comments, but only a
+        courtesy: one is sent only while at most half of the write budget is used, so that
+        it never makes a new ticket or a reply wait.
+        """
+        if not self._throttle.try_acquire(share=REACTION_BUDGET_SHARE):
+            log.info(
+                "reaction %s on comment %d skipped: the write budget is busy", content, comment_id
+            )
+            return False
 
         def react() -> None:
             # Repository.get_comment is a *commit* comment; issue comments live under
@@ -543,6 +555,7 @@ class GitHubClient:
             )
 
         await self._retrying(react, what="react")
+        return True
 
     # --- polling -------------------------------------------------------------------------
 

@@ -64,6 +64,21 @@ class WriteThrottle:
             SlidingWindow(limit=max(1, int(self.per_hour)), seconds=3600.0),
         )
 
+    def try_acquire(self, *, share: float) -> bool:
+        """Take a slot now only if every window stays within ``share`` of its limit.
+
+        For writes that are nice to have (reactions): they use the spare part of the
+        budget and never make an issue or a reply wait. Return whether a slot was taken.
+        """
+        now = self.clock()
+        if any(window.earliest(now) > now for window in self._windows):
+            return False
+        if any(len(window.sent) + 1 > window.limit * share for window in self._windows):
+            return False
+        for window in self._windows:
+            window.record(now)
+        return True
+
     async def acquire(self) -> None:
         """Wait until content may be created; raise GitHubUnavailable if that is too far off."""
         now = self.clock()
