@@ -28,6 +28,7 @@ from .handlers import (
     OPENING,
     ROUTES,
     SETTINGS,
+    Openings,
     cancel_openings,
     chat_completions,
     get_model,
@@ -134,12 +135,14 @@ def create_app(
         try:
             yield
         finally:
+            # Openings handed over by requests cancelled after on_shutdown ran.
+            await cancel_openings(app)
             await desk.stop()
             await coordinator.close()
             await github.close()
             store.close()
 
-    app[OPENING] = set()
+    app[OPENING] = Openings()
     # On shutdown, before any cleanup: no ticket opening outlives the desk it runs on.
     app.on_shutdown.append(cancel_openings)
     app.cleanup_ctx.append(desk_context)

@@ -37,6 +37,8 @@ from .settings import Settings
 log = logging.getLogger(__name__)
 
 _DETAIL_LIMIT = 300
+# How many drafts are asked for at the same time.
+DRAFTS_AT_ONCE = 4
 # Seconds past the drafting timeout after which a claim counts as left by a stopped process.
 _CLAIM_MARGIN = 60.0
 
@@ -165,9 +167,13 @@ class Drafter:
         self._model = model
         self._timeout = timeout
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(DRAFTS_AT_ONCE)
 
-    def start(self, ticket: Ticket, request: ChatRequest) -> None:
-        """Draft an answer for this ticket in the background, unless one was claimed."""
+    def start(self, ticket: Ticket, request: ChatRequest | None) -> None:
+        """Draft an answer for this ticket in the background, unless one was claimed.
+
+        Without ``request`` the stored one is read when the draft's turn comes.
+        """
         if ticket.issue_number is None or not ticket.state.pending:
             return
         task = asyncio.create_task(self._draft(ticket, request), name="ticketproxy-draft")
@@ -192,25 +198,41 @@ class Drafter:
         """
         started = 0
         for ticket in self._desk.store.pending_tickets():
-            stored = self._desk.store.request_for(ticket.id)
-            if ticket.issue_number is None or stored is None:
+            if ticket.issue_number is None:
                 continue
             draft = self._desk.store.draft_for(ticket.id)
             if draft is not None and draft.state is not DraftState.CLAIMED:
                 continue
-            self.start(ticket, ChatRequest.from_json(stored))
+            # The request is read when the draft's turn comes, not all at once here.
+            self.start(ticket, None)
             started += 1
         return started
 
-    async def _draft(self, ticket: Ticket, request: ChatRequest) -> None:
+    async def _draft(self, ticket: Ticket, given: ChatRequest | None) -> None:
+        # A few drafts at a time: after a restart with many waiting tickets, neither the
+        # model nor this process is flooded, and no draft times out queueing for a slot.
+        async with self._slots:
+            await self._draft_now(ticket, given)
+
+    async def _draft_now(self, ticket: Ticket, given: ChatRequest | None) -> None:
         desk = self._desk
+        stored = None if given is not None else desk.store.request_for(ticket.id)
+        request = (
+            given
+            if given is not None
+            else (None if stored is None else ChatRequest.from_json(stored))
+        )
+        if request is None:
+            return
         model = self._model or request.model
+        claimed = False
         try:
             # A claim older than the longest draft (plus a margin) was left by a process
             # that stopped mid-draft; a younger one is another replica's, still under way.
             stale = timedelta(seconds=self._timeout + _CLAIM_MARGIN)
             if not desk.claim_draft(ticket, stale_after=stale):
                 return
+            claimed = True
             try:
                 completion = await self._ask(request, model=model, request_id=ticket.request_id)
             except DraftFailed as exc:
@@ -226,8 +248,13 @@ class Drafter:
                 desk.fail_draft(ticket, detail, model=model)
                 return
             text = draft_answer_text(completion.content, completion.tool_calls)
+            claimed = False  # posted (or recorded as failed) from here on
             desk.post_draft(ticket, text, model=model)
         except asyncio.CancelledError:
+            if claimed:
+                # Stopped mid-draft: give the claim back, so a restart drafts it at once
+                # rather than waiting for the claim to go stale.
+                desk.store.release_draft(ticket.id)
             raise
         except Exception:
             # A bug here must cost the draft only; the ticket waits for people as before.

@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from aiohttp import web
@@ -42,8 +42,18 @@ from .wire import (
 log = logging.getLogger(__name__)
 
 SETTINGS = web.AppKey("settings", Settings)
-# Ticket openings still running after their request gave up (see _submit).
-OPENING: web.AppKey[set[asyncio.Task[Ticket]]] = web.AppKey("opening")
+
+
+@dataclass
+class Openings:
+    """Ticket openings still running after their request gave up (see _submit)."""
+
+    tasks: set[asyncio.Task[Ticket]] = field(default_factory=set)
+    # Set once shutdown began: an opening handed over after that is cancelled at once.
+    closing: bool = False
+
+
+OPENING = web.AppKey("opening", Openings)
 _SUBMIT_PATIENCE = 300.0
 _MIN_SUBMIT_PATIENCE = 1.0
 _SUBMIT_SHARE = 0.5
@@ -166,7 +176,8 @@ async def _submit(
 
 def _keep_until_done(app: web.Application, task: asyncio.Task[Ticket], request_id: str) -> None:
     """Hold a ticket opening that outlived its request, and log how it ended."""
-    pending = app[OPENING]
+    openings = app[OPENING]
+    pending = openings.tasks
     pending.add(task)
 
     def done(finished: asyncio.Task[Ticket]) -> None:
@@ -183,12 +194,20 @@ def _keep_until_done(app: web.Application, task: asyncio.Task[Ticket], request_i
             )
 
     task.add_done_callback(done)
+    if openings.closing:
+        # Handed over by a request cancelled during shutdown: the desk is about to stop.
+        task.cancel()
 
 
 async def cancel_openings(app: web.Application) -> None:
-    """Stop ticket openings that outlived their requests (on shutdown, before the desk)."""
-    openings: set[asyncio.Task[Ticket]] = app[OPENING]
-    pending = list(openings)
+    """Stop ticket openings that outlived their requests (on shutdown, before the desk).
+
+    Runs twice: when shutdown begins, and again just before the desk stops, for openings
+    handed over by requests that aiohttp cancelled in between.
+    """
+    openings = app[OPENING]
+    openings.closing = True
+    pending = list(openings.tasks)
     for task in pending:
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)

@@ -107,6 +107,10 @@ async def send_after_wait(
         return response, False
     finally:
         body.cancel()  # a no-op once it is done; otherwise nobody waits for it any more
+        if not body.cancelled():
+            # Read a failure the response had no chance to report (the client left while
+            # it arrived), so asyncio does not log it as never retrieved.
+            body.exception()
     return response, True
 
 

@@ -209,9 +209,10 @@ def _url(value: str | None) -> str | None:
 def _metrics_token(value: str | None) -> str | None:
     if value is None or value == "":
         return None
-    if len(value) < 16 or not value.isascii() or not value.isprintable():
+    if len(value) < 16 or not value.isascii() or not value.isprintable() or " " in value:
         raise ConfigError(
-            "TICKETPROXY_METRICS_TOKEN must be at least 16 printable ASCII characters, e.g. "
+            "TICKETPROXY_METRICS_TOKEN must be at least 16 printable ASCII characters without"
+            " spaces, e.g. "
             "the output of `python -c 'import secrets; print(secrets.token_urlsafe(24))'`"
         )
     return value
@@ -221,10 +222,12 @@ def _desk_url(value: str | None) -> str | None:
     if value is None or value == "":
         return None
     parsed = urlsplit(value)
-    if parsed.scheme not in {"http", "https"} or not parsed.hostname or "@" in parsed.netloc:
+    plain = not (parsed.query or parsed.fragment or "@" in parsed.netloc)
+    if parsed.scheme not in {"http", "https"} or not parsed.hostname or not plain:
         raise ConfigError(
-            f"TICKETPROXY_DESK_URL={value!r} is not an http(s) URL without credentials: give "
-            "the answer page's address as editors open it, e.g. https://tickets.example.com/desk/"
+            f"TICKETPROXY_DESK_URL={value!r} is not an http(s) URL without credentials, query or"
+            " fragment: give the answer page's address as editors open it, e.g."
+            " https://tickets.example.com/desk/"
         )
     return value if value.endswith("/") else value + "/"
 

@@ -37,7 +37,7 @@ from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_co
 from .answers import Refusal, Release, prepare_release
 from .coordination import Coordinator, LocalCoordinator, Subscription
 from .drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
-from .errors import GitHubUnavailable, TicketingError
+from .errors import DeskStopped, GitHubUnavailable, TicketingError
 from .followups import Guard, WriteQueue
 from .github_client import (
     Comment,
@@ -254,6 +254,7 @@ class Desk:
         self.followups = WriteQueue(store=store, github=github, clock=clock)
         # Who waits for which ticket, and when each waited-for ticket expires.
         self._watchers: dict[int, list[asyncio.Future[Outcome]]] = {}
+        self._stopped = False
         self._deadline_timers: dict[int, asyncio.TimerHandle] = {}
         self._delivered: OrderedDict[str, Outcome] = OrderedDict()
         # The cross-process parts (key locks, jtis, poll lease, wake-ups); alone, in-process.
@@ -300,9 +301,16 @@ class Desk:
         if self._subscription is not None:
             await self._subscription.close()
             self._subscription = None
+        self._stopped = True
         for timer in self._deadline_timers.values():
             timer.cancel()
         self._deadline_timers.clear()
+        # Nothing will settle these any more: their clients are told to retry, and the
+        # retry re-attaches to the ticket (on this process restarted, or another replica).
+        for ticket_id in list(self._watchers):
+            for future in self._unwatch(ticket_id):
+                if not future.done():
+                    future.set_exception(DeskStopped())
         # Another replica takes over polling at once rather than when the lease runs out.
         await self.coordinator.release_poll_lease(self.replica_id)
         await self.followups.stop()
@@ -443,7 +451,9 @@ class Desk:
     async def _render_off_loop(self, ticket: Ticket, request: ChatRequest) -> RenderedTicket:
         """Render a ticket; a large prompt in a worker thread, so waiting clients keep going."""
         job = self._renderer(ticket, request)
-        size = sum(len(m.content) for m in request.messages)
+        size = sum(
+            len(m.content) + sum(len(c.arguments) for c in m.tool_calls) for m in request.messages
+        ) + sum(len(json.dumps(t.parameters)) + len(t.description) for t in request.tools)
         if size < RENDER_IN_THREAD_FROM:
             return job()
         # Pure work (redaction, fencing, continuations) on values read from the store here.
@@ -633,6 +643,8 @@ class Desk:
 
         Cancelling the future (the client went away) leaves the ticket waiting.
         """
+        if self._stopped:
+            raise DeskStopped()
         # A plain future per waiting client, and one deadline timer per ticket: thousands of
         # clients wait at once, and a task with its own timer each cost several KiB apiece.
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()

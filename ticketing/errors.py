@@ -41,3 +41,10 @@ class StoreError(TicketingError):
 
 class TicketNotFound(TicketingError):
     """No ticket matches what was asked for."""
+
+
+class DeskStopped(TicketingError):
+    """The desk is stopping: a waiting client is told to retry and re-attach."""
+
+    def __init__(self) -> None:
+        super().__init__("ticketproxy is stopping; retry to re-attach to the ticket")

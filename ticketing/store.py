@@ -1017,6 +1017,14 @@ class TicketStore:
             )
             return cursor.rowcount == 1
 
+    def release_draft(self, ticket_id: int) -> None:
+        """Give back a claim whose draft was abandoned (its process is stopping)."""
+        with self._transaction() as db:
+            db.execute(
+                "DELETE FROM drafts WHERE ticket_id = ? AND state = ?",
+                (ticket_id, DraftState.CLAIMED),
+            )
+
     def finish_draft(
         self,
         ticket_id: int,

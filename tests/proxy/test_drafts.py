@@ -515,3 +515,32 @@ async def test_draft_left_claimed_by_a_stopped_process_is_taken_over_on_resume(
     await drafter(draft_stack).settle()
     assert len(stub.received) == 2
     pending.cancel()
+
+
+async def test_draft_cut_short_by_a_stop_gives_its_claim_back_for_the_restart(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """A draft still waiting for the model when the drafter closes leaves no claim behind."""
+    async with running_upstream_stub(text=DRAFT, delay=3) as stub:
+        stack = await start_draft_stack(github_sandbox, sandbox_config, tmp_path, stub.base_url)
+        try:
+            pending = ask(stack)
+            ticket = await pending_issue_ticket(stack)
+            for _ in range(250):  # the model has the request: the draft is under way
+                if stub.received:
+                    break
+                await asyncio.sleep(0.02)
+            assert stack.desk.store.draft_for(ticket.id) is not None
+            await drafter(stack).close()
+            assert stack.desk.store.draft_for(ticket.id) is None
+            pending.cancel()
+        finally:
+            await stop_stack(stack)
+
+
+async def pending_issue_ticket(stack: Stack) -> Ticket:
+    """Wait for issue 1 and return its ticket."""
+    await stack.wait_for_issue(1)
+    ticket = stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    return ticket

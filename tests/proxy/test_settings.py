@@ -229,7 +229,14 @@ def test_answer_page_address_comes_from_desk_url_or_the_listening_address() -> N
 
 
 @pytest.mark.parametrize(
-    "value", ["ftp://desk.example.com/", "desk.example.com", "https://user:pw@desk.example.com/"]
+    "value",
+    [
+        "ftp://desk.example.com/",
+        "desk.example.com",
+        "https://user:pw@desk.example.com/",
+        "https://desk.example.com/desk?x=1",
+        "https://desk.example.com/desk#top",
+    ],
 )
 def test_desk_url_that_is_no_plain_http_address_stops_the_start(value: str) -> None:
     """A malformed answer-page address, or one carrying credentials, is refused by name."""
@@ -239,8 +246,9 @@ def test_desk_url_that_is_no_plain_http_address_stops_the_start(value: str) -> N
 
 def test_short_metrics_token_stops_the_start_and_a_good_one_stays_out_of_repr() -> None:
     """TICKETPROXY_METRICS_TOKEN needs 16+ characters and never shows in repr."""
-    with pytest.raises(ConfigError, match="TICKETPROXY_METRICS_TOKEN"):
-        Settings.from_env({"TICKETPROXY_METRICS_TOKEN": "short"})
+    for bad in ("short", " padded-token-0123456789 "):
+        with pytest.raises(ConfigError, match="TICKETPROXY_METRICS_TOKEN"):
+            Settings.from_env({"TICKETPROXY_METRICS_TOKEN": bad})
     settings = Settings.from_env({"TICKETPROXY_METRICS_TOKEN": "m" * 24})
     assert settings.metrics_token == "m" * 24
     assert "m" * 24 not in repr(settings)

@@ -12,6 +12,7 @@ from github import GithubException
 
 from tests.proxy.test_agent_runs import pending_issue
 from tests.stack import REPO, Stack, start_stack, stop_stack
+from ticketing.errors import DeskStopped
 from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]
@@ -251,4 +252,20 @@ async def test_new_request_costs_github_one_create_and_one_lock_and_no_marker_lo
     assert ("POST", "/repos/acme/agents/issues") in made
     assert ("PUT", "/repos/acme/agents/issues/1/lock") in made
     assert ("GET", "/repos/acme/agents/issues") not in made
+    pending.cancel()
+
+
+async def test_stopping_desk_tells_waiting_clients_to_retry_instead_of_leaving_them_hanging(
+    stack: Stack,
+) -> None:
+    """Waits still open when the desk stops end with DeskStopped; new waits are refused."""
+    pending = await ask(stack)
+    ticket = stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    waiting = stack.desk.watch(ticket)
+    await stack.desk.stop()
+    assert waiting.done()
+    assert isinstance(waiting.exception(), DeskStopped)
+    with pytest.raises(DeskStopped):
+        stack.desk.watch(ticket)
     pending.cancel()
