@@ -26,7 +26,6 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from auth.policy import commands_in
 from ticketing.desk import Desk, decode_release, utc_now
 from ticketing.github_client import GITHUB_API_URL
 from ticketing.redact import redact_request
@@ -220,7 +219,7 @@ def ticket_detail(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any
     candidate = desk.store.pending_candidate(ticket.id)
     if candidate is not None:
         release = decode_release(candidate.release)
-        commands = commands_in(release.content, [(c.name, c.arguments) for c in release.tool_calls])
+        commands = release.commands()
         detail["candidate"] = {
             "digest": candidate.digest,
             "text": candidate.text,

@@ -20,7 +20,7 @@ from ticketing.threads import THREAD_NAME_LIMIT
 
 from .drafts import start_draft
 from .errors import InvalidRequest, NotFound, RateLimited
-from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, send_after_wait
+from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, read_timeout, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
 from .routing import UPSTREAM, RoutedModel, RouteTable, route_request
 from .settings import Settings
@@ -136,14 +136,10 @@ def submit_patience(headers: Mapping[str, str]) -> float:
     a client waits silently while issue creations queue up: past half its read timeout
     (``x-stainless-read-timeout``; 5 minutes when it names none) it is told to retry.
     """
-    raw = headers.get("x-stainless-read-timeout")
-    try:
-        read_timeout = float(raw) if raw is not None else None
-    except ValueError:
-        read_timeout = None
-    if read_timeout is None or not read_timeout > 0:
+    seconds = read_timeout(headers)
+    if seconds is None:
         return _SUBMIT_PATIENCE
-    return max(_MIN_SUBMIT_PATIENCE, min(_SUBMIT_PATIENCE, read_timeout * _SUBMIT_SHARE))
+    return max(_MIN_SUBMIT_PATIENCE, min(_SUBMIT_PATIENCE, seconds * _SUBMIT_SHARE))
 
 
 async def _submit(

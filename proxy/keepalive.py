@@ -27,16 +27,23 @@ _READ_TIMEOUT_SHARE = 0.25
 _MIN_INTERVAL = 0.05
 
 
-def heartbeat_interval(headers: Mapping[str, str], *, default: float) -> float:
-    """Return how often to send a heartbeat, honouring ``x-stainless-read-timeout``."""
+def read_timeout(headers: Mapping[str, str]) -> float | None:
+    """Return the client's read timeout from ``x-stainless-read-timeout``, if it sent one."""
     raw = headers.get("x-stainless-read-timeout")
     try:
-        read_timeout = float(raw) if raw is not None else None
+        seconds = float(raw) if raw is not None else None
     except ValueError:
-        read_timeout = None
-    if read_timeout is None or read_timeout <= 0:
+        return None
+    # NaN and non-positive values say nothing usable.
+    return seconds if seconds is not None and seconds > 0 else None
+
+
+def heartbeat_interval(headers: Mapping[str, str], *, default: float) -> float:
+    """Return how often to send a heartbeat, honouring ``x-stainless-read-timeout``."""
+    read_timeout_seconds = read_timeout(headers)
+    if read_timeout_seconds is None:
         return default
-    return max(_MIN_INTERVAL, min(default, read_timeout * _READ_TIMEOUT_SHARE))
+    return max(_MIN_INTERVAL, min(default, read_timeout_seconds * _READ_TIMEOUT_SHARE))
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
+from auth.policy import Command, commands_in
 from ticketing.autogpt import parse_commands, parse_response_interface, uses_json_convention
 from ticketing.fences import FencedBlock, fenced_blocks, longest_backtick_run, unwrap_json_fence
 from ticketing.markdown import split_lines
@@ -65,6 +66,10 @@ class Release:
     tool_calls: tuple[ToolCall, ...]
     # "stop", "tool_calls", or "function_call" when the request used legacy `functions`.
     finish_reason: str
+
+    def commands(self) -> tuple[Command, ...]:
+        """Return the commands it makes the agent run, as the review policy reads them."""
+        return commands_in(self.content, [(c.name, c.arguments) for c in self.tool_calls])
 
 
 @dataclass(frozen=True)

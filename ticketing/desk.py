@@ -21,7 +21,7 @@ import os
 import secrets
 import socket
 from collections import Counter, OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,7 +30,7 @@ from typing import Any
 from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
 from auth.logins import same_login
-from auth.policy import Judgement, ReviewDecision, ReviewPolicy, commands_in, decide, tally_review
+from auth.policy import Command, Judgement, ReviewDecision, ReviewPolicy, decide, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_comment
 
@@ -1033,12 +1033,10 @@ class Desk:
                     ),
                 )
                 return
-            decision = decide(
-                self.settings.policy,
-                commands_in(release.content, [(c.name, c.arguments) for c in release.tool_calls]),
-            )
+            commands = release.commands()
+            decision = decide(self.settings.policy, commands)
             if decision.required_approvals > 0:
-                self._hold_for_review(ticket, comment, verdict, release, decision)
+                self._hold_for_review(ticket, comment, verdict, release, commands, decision)
                 return
             self._accept(ticket, comment, verdict, release)
             return
@@ -1075,6 +1073,17 @@ class Desk:
         )
         return False
 
+    def _label_answered(self, ticket: Ticket, number: int) -> int:
+        """Queue the "answered" label, sent only once an answer is committed (see followups)."""
+        return self.followups.set_labels(
+            number,
+            [LABEL, LABEL_ANSWERED],
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(
+                ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}, newest_step=True
+            ),
+        )
+
     def _accept(
         self, ticket: Ticket, comment: Comment, verdict: Accepted, release: Release
     ) -> None:
@@ -1091,15 +1100,7 @@ class Desk:
             delivered_at=None,
             release=encode_release(release),
         )
-        # Queued before the answer is committed, sent only once it is (see followups).
-        label = self.followups.set_labels(
-            comment.issue_number,
-            [LABEL, LABEL_ANSWERED],
-            request_id=ticket.request_id,
-            only_if=Guard.ticket_in(
-                ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}, newest_step=True
-            ),
-        )
+        label = self._label_answered(ticket, comment.issue_number)
         if not self.store.accept_answer(stored):
             self.followups.cancel(label, "the ticket was no longer open")
             return
@@ -1123,6 +1124,7 @@ class Desk:
         comment: Comment,
         verdict: Accepted,
         release: Release,
+        commands: Sequence[Command],
         decision: ReviewDecision,
     ) -> None:
         """Keep a verified answer with risky commands from the agent until reviewers approve."""
@@ -1141,7 +1143,6 @@ class Desk:
             posted_at=comment.created_at,
             proposed_at=self._clock(),
         )
-        commands = commands_in(release.content, [(c.name, c.arguments) for c in release.tool_calls])
         reviewers = sorted(
             login
             for login in self._keyring().logins_with_role(Role.REVIEWER)
@@ -1268,14 +1269,7 @@ class Desk:
         )
         number = comment.issue_number
         if tally.state == "approved":
-            label = self.followups.set_labels(
-                number,
-                [LABEL, LABEL_ANSWERED],
-                request_id=ticket.request_id,
-                only_if=Guard.ticket_in(
-                    ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}, newest_step=True
-                ),
-            )
+            label = self._label_answered(ticket, number)
             if not self.store.approve_candidate(candidate, now=self._clock()):
                 self.followups.cancel(label, "the answer was no longer under review")
                 return
