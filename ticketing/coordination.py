@@ -103,17 +103,45 @@ class _NoAnnouncements:
         self._closed.set()
 
 
+class KeyLocks:
+    """One asyncio lock per key, kept only while someone holds or waits for it.
+
+    Every request has its own key, so a lock kept for good per key would grow for as long
+    as the process runs.
+    """
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: str) -> AsyncIterator[None]:
+        """Hold ``key`` exclusively within this process for the ``with`` block."""
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)
+
+
 class LocalCoordinator:
     """One process: per-key asyncio locks, no lease to share, nobody else to wake."""
 
     def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
+        self._locks = KeyLocks()
 
     @contextlib.asynccontextmanager
     async def hold_key(self, request_key: str) -> AsyncIterator[None]:
         """Hold the request key exclusively within this process."""
-        lock = self._locks.setdefault(request_key, asyncio.Lock())
-        async with lock:
+        async with self._locks.hold(request_key):
             yield
 
     async def claim_jti(self, jti: str, *, holder: str, ttl: timedelta) -> bool:

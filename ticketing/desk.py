@@ -520,12 +520,18 @@ class Desk:
                 return index
         return None
 
-    def _link_reply(self, ticket: Ticket, release: Release) -> None:
-        """Remember the reply this ticket gives, so the agent's next step finds its run."""
-        stored = self.store.request_for(ticket.id)
-        if stored is None:
-            return
-        request = ChatRequest.from_json(stored)
+    def _link_reply(
+        self, ticket: Ticket, release: Release, request: ChatRequest | None = None
+    ) -> None:
+        """Remember the reply this ticket gives, so the agent's next step finds its run.
+
+        ``request`` is the ticket's stored request when the caller has already read it.
+        """
+        if request is None:
+            stored = self.store.request_for(ticket.id)
+            if stored is None:
+                return
+            request = ChatRequest.from_json(stored)
         fingerprint = reply_fingerprint(request, release.content, release.tool_calls)
         self.store.link_reply(fingerprint, ticket.id)
 
@@ -626,17 +632,15 @@ class Desk:
         if remembered is not None and remembered.ticket.id == ticket.id:
             return remembered
         current = self.store.get_ticket(ticket.id)
-        if current is None:
-            return None
+        return None if current is None else self._outcome_of(current)
+
+    def _outcome_of(self, current: Ticket) -> Outcome | None:
+        """Return how a ticket ended, as the store says now, or None while it waits."""
         if current.state in {TicketState.ANSWERED, TicketState.DELIVERED}:
-            return Outcome(current, self.store.answer_for(ticket.id))
+            return Outcome(current, self.store.answer_for(current.id))
         if current.state is TicketState.EXPIRED:
             return Outcome(current, None)
         return None
-
-    async def wait(self, ticket: Ticket) -> Outcome:
-        """Wait until the ticket is answered or its deadline passes."""
-        return await self.watch(ticket)
 
     def watch(self, ticket: Ticket) -> asyncio.Future[Outcome]:
         """Return a future of the ticket's outcome: its answer, or its expiry at the deadline.
@@ -668,11 +672,7 @@ class Desk:
                 return
             current = self.store.get_ticket(ticket_id)
             assert current is not None
-            outcome: Outcome | None = None
-            if current.state in {TicketState.ANSWERED, TicketState.DELIVERED}:
-                outcome = Outcome(current, self.store.answer_for(ticket_id))
-            elif current.state is TicketState.EXPIRED:
-                outcome = Outcome(current, None)
+            outcome = self._outcome_of(current)
             if outcome is not None:
                 for future in self._unwatch(ticket_id):
                     if not future.done():
@@ -1038,7 +1038,7 @@ class Desk:
             if decision.required_approvals > 0:
                 self._hold_for_review(ticket, comment, verdict, release, commands, decision)
                 return
-            self._accept(ticket, comment, verdict, release)
+            self._accept(ticket, comment, verdict, release, request)
             return
         self.answers_rejected[verdict.reason.value] += 1
         log.info(
@@ -1085,7 +1085,12 @@ class Desk:
         )
 
     def _accept(
-        self, ticket: Ticket, comment: Comment, verdict: Accepted, release: Release
+        self,
+        ticket: Ticket,
+        comment: Comment,
+        verdict: Accepted,
+        release: Release,
+        request: ChatRequest | None,
     ) -> None:
         stored = StoredAnswer(
             ticket_id=ticket.id,
@@ -1104,7 +1109,7 @@ class Desk:
         if not self.store.accept_answer(stored):
             self.followups.cancel(label, "the ticket was no longer open")
             return
-        self._link_reply(ticket, release)
+        self._link_reply(ticket, release, request)
         self.answers_accepted += 1
         log.info(
             "request_id=%s ticket %d answered by %s (kid %s, comment %d)",

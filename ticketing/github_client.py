@@ -632,7 +632,7 @@ class GitHubClient:
 
 def post_comment_once(*, api_url: str, token: str, repo: str, number: int, body: str) -> str:
     """Post one comment synchronously (for the CLI) and return its URL."""
-    client = Github(base_url=api_url.rstrip("/"), auth=Auth.Token(token), retry=None, lazy=True)
+    client = _sync_github(api_url, token)
     try:
         comment = client.get_repo(repo).get_issue(number).create_comment(body)
         return str(comment.html_url)

@@ -30,7 +30,7 @@ from typing import Any
 from redis import asyncio as aioredis
 from redis.exceptions import RedisError
 
-from .coordination import CoordinationUnavailable, Subscription
+from .coordination import CoordinationUnavailable, KeyLocks, Subscription
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class RedisCoordinator:
         self._key_lock_ttl = key_lock_ttl
         self._key_lock_retry = key_lock_retry
         # Contenders in this process queue here rather than spin on Redis.
-        self._local: dict[str, asyncio.Lock] = {}
+        self._local = KeyLocks()
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> RedisCoordinator:
@@ -127,8 +127,7 @@ class RedisCoordinator:
     @contextlib.asynccontextmanager
     async def hold_key(self, request_key: str) -> AsyncIterator[None]:
         """Hold the request key across replicas, renewing the lock while the block runs."""
-        local = self._local.setdefault(request_key, asyncio.Lock())
-        async with local:
+        async with self._local.hold(request_key):
             key = self._key("key-lock", request_key)
             token = secrets.token_hex(16)
             ttl = _ms(self._key_lock_ttl)
