@@ -21,6 +21,7 @@ import os
 import posixpath
 import re
 import tomllib
+from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -302,6 +303,11 @@ class ReviewPolicy:
         return cls.from_toml(text, f"review policy file {path}")
 
     @classmethod
+    def load_or_default(cls, path: str | os.PathLike[str] | None) -> ReviewPolicy:
+        """Read the policy file at ``path``, or return the packaged default without one."""
+        return cls.default() if path is None else cls.load(path)
+
+    @classmethod
     def default(cls) -> ReviewPolicy:
         """Return the packaged default policy."""
         text = resources.files("auth").joinpath(DEFAULT_POLICY_RESOURCE).read_text("utf-8")
@@ -354,13 +360,14 @@ def _leaves(arguments: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[st
     """Yield (dotted path, own name, value) for every scalar under an arguments object."""
     for key, value in arguments.items():
         path = f"{prefix}{key}"
-        stack = list(_every(value))
+        # A deque: arguments may hold long lists, and list.pop(0) would make this quadratic.
+        stack = deque(_every(value))
         while stack:
-            item = stack.pop(0)
+            item = stack.popleft()
             if isinstance(item, dict):
                 yield from _leaves(item, f"{path}.")
             elif isinstance(item, list | tuple):
-                stack[:0] = list(item)
+                stack.extendleft(reversed(item))
             else:
                 yield path, str(key), item
 

@@ -87,11 +87,7 @@ def create_app(
         )
     app[ROUTES] = routes
     # Loaded now, so a bad policy file stops the start with its name and the fix.
-    policy = (
-        ReviewPolicy.default()
-        if settings.review_policy_path is None
-        else ReviewPolicy.load(settings.review_policy_path)
-    )
+    policy = ReviewPolicy.load_or_default(settings.review_policy_path)
 
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)

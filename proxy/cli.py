@@ -265,20 +265,23 @@ async def _serve(settings: Settings, environ: Mapping[str, str]) -> None:
         identity = ensure_demo_identity(settings)
         sandbox, settings = await start_embedded_github(settings, identity)
         bot_login = BOT_LOGIN
-    runner = web.AppRunner(create_app(settings, bot_login=bot_login, environ=environ))
     try:
-        await runner.setup()
-        site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)
-        await site.start()
-        base = f"{_bound_url(runner)}/v1"
-        if not settings.api_keys:
-            log.warning("no client API keys (TICKETPROXY_API_KEYS): listening on loopback only")
-        log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
-        if sandbox is not None and identity is not None:
-            print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)
-        await _wait_for_signal()
+        # Inside the try: a setting refused while building the app still stops the sandbox.
+        runner = web.AppRunner(create_app(settings, bot_login=bot_login, environ=environ))
+        try:
+            await runner.setup()
+            site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)
+            await site.start()
+            base = f"{_bound_url(runner)}/v1"
+            if not settings.api_keys:
+                log.warning("no client API keys (TICKETPROXY_API_KEYS): listening on loopback only")
+            log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
+            if sandbox is not None and identity is not None:
+                print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)
+            await _wait_for_signal()
+        finally:
+            await runner.cleanup()
     finally:
-        await runner.cleanup()
         if sandbox is not None:
             await sandbox.stop()
             sandbox.sandbox.close()
@@ -576,7 +579,7 @@ def _review(args: argparse.Namespace, env: Mapping[str, str], act: Act) -> int:
     if act is Act.REJECT and not args.reason.strip():
         raise ProxyError("--reason is empty: say why the answer must not be released")
     key = load_signing_key(args.key)
-    policy = ReviewPolicy.load(args.policy) if args.policy else ReviewPolicy.default()
+    policy = ReviewPolicy.load_or_default(args.policy)
     with _editor_errors(api_url, f"issue {repo}#{number}"):
         history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
     comments = _audit_comments(history)
@@ -673,7 +676,7 @@ def _judgement(
 def _audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     keyring_path = args.keyring or Settings.from_env(_only(env, _PATH_VARIABLES)).keyring_path
     keyring = Keyring.load(keyring_path)
-    policy = ReviewPolicy.load(args.policy) if args.policy else ReviewPolicy.default()
+    policy = ReviewPolicy.load_or_default(args.policy)
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_GITHUB_TOKEN")
     if args.issue_url:
         api_url, repo, number = parse_issue_url(args.issue_url)

@@ -16,6 +16,7 @@ so the client API keys of ``/v1`` do not open it.
 
 from __future__ import annotations
 
+import functools
 import hmac
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from ticketing.request import ChatRequest
 from ticketing.store import DraftState, Ticket, TicketState
 from ticketing.templates import answer_template
 
+from .errors import ConfigError
 from .handlers import DESK
 from .settings import is_loopback
 
@@ -61,7 +63,7 @@ class DeskPageSettings:
         """Read ``TICKETPROXY_DESK_TOKEN`` (optional) from ``environ``, at start-up."""
         token = environ.get(DESK_TOKEN_ENV) or None
         if token is not None and len(token) < 16:
-            raise ValueError(
+            raise ConfigError(
                 f"{DESK_TOKEN_ENV} is too short to guard the desk: use at least 16 random "
                 "characters, e.g. the output of `python -c 'import secrets; "
                 "print(secrets.token_urlsafe(24))'`"
@@ -121,7 +123,9 @@ def _guarded(handler: _Handler) -> _Handler:
 _NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 
 
+@functools.cache
 def _static(name: str) -> str:
+    # Packaged files that do not change while the process runs: read once.
     return resources.files("proxy").joinpath("static", name).read_text(encoding="utf-8")
 
 

@@ -18,6 +18,7 @@ from ticketing.request import ChatRequest
 from ticketing.store import Ticket
 from ticketing.threads import THREAD_NAME_LIMIT
 
+from .bodies import read_body
 from .drafts import start_draft
 from .errors import InvalidRequest, NotFound, RateLimited
 from .keepalive import JSON_FRAMING, Framing, heartbeat_interval, read_timeout, send_after_wait
@@ -61,6 +62,8 @@ _SUBMIT_RETRY_AFTER = 5.0
 DESK = web.AppKey("desk", Desk)
 ROUTES = web.AppKey("routes", RouteTable)
 
+# The issue (or step comment) a completion's ticket is on; the metrics time these requests.
+TICKET_HEADER = "x-ticketproxy-ticket"
 # A client may name its agent run: every request with the same name (from the same client
 # key) lands on one issue, a step comment each.
 THREAD_HEADER = "X-Ticketproxy-Thread"
@@ -225,7 +228,7 @@ async def _answer(
     created = int(ticket.created_at.timestamp())
     headers = {
         "x-request-id": request_id,
-        "x-ticketproxy-ticket": ticket.issue_url or "",
+        TICKET_HEADER: ticket.issue_url or "",
         # What an editor's signature names: `owner/repo#12`, or `owner/repo#12/3` for step 3.
         "x-ticketproxy-ref": desk.ticket_ref(ticket) if ticket.issue_number is not None else "",
     }
@@ -267,10 +270,21 @@ async def _forward(request: web.Request, body: Any, routed: RoutedModel) -> web.
     )
 
 
+async def _read_request(request: web.Request) -> bytes:
+    """Read a completion request's body under TICKETPROXY_MAX_BODY_BYTES."""
+    limit = request.app[SETTINGS].max_body_bytes
+    return await read_body(
+        request,
+        limit=limit,
+        refusal=f"The request body is larger than this ticketproxy accepts ({limit} bytes;"
+        " TICKETPROXY_MAX_BODY_BYTES).",
+    )
+
+
 async def chat_completions(request: web.Request) -> web.StreamResponse:
     """Answer ``POST /v1/chat/completions`` with a ticket's verified answer."""
     # Everything that can be refused is refused here, before the 200 goes out.
-    body = parse_json_body(await request.read())
+    body = parse_json_body(await _read_request(request))
     routed = route_request(request.app[ROUTES], body)
     if routed.route.kind == UPSTREAM:
         return await _forward(request, body, routed)
@@ -303,7 +317,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 
 async def legacy_completions(request: web.Request) -> web.StreamResponse:
     """Answer the legacy ``POST /v1/completions`` the same way, as ``text_completion``."""
-    body = parse_json_body(await request.read())
+    body = parse_json_body(await _read_request(request))
     routed = route_request(request.app[ROUTES], body)
     if routed.route.kind == UPSTREAM:
         return await _forward(request, body, routed)

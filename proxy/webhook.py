@@ -38,7 +38,8 @@ from ticketing.webhooks import (
     validate_signature,
 )
 
-from .errors import InvalidRequest, NotFound, PayloadTooLarge, Unauthorized
+from .bodies import read_body
+from .errors import InvalidRequest, NotFound, Unauthorized
 from .handlers import DESK, SETTINGS
 from .middleware import REQUEST_ID
 
@@ -47,7 +48,6 @@ log = logging.getLogger(__name__)
 WEBHOOK_PATH = "/github/webhook"
 # GitHub caps webhook payloads at 25 MB and drops larger ones, so nothing larger is genuine.
 MAX_PAYLOAD_BYTES = 25 * 1024 * 1024
-_CHUNK = 64 * 1024
 
 
 async def github_webhook(request: web.Request) -> web.Response:
@@ -59,7 +59,13 @@ async def github_webhook(request: web.Request) -> web.Response:
             "GitHub webhook's secret to turn them on.",
             code="webhooks_disabled",
         )
-    body = await _read_body(request)
+    # Read the stream ourselves: the app's client_max_size is sized for chat requests,
+    # while GitHub's cap for a delivery is 25 MB.
+    body = await read_body(
+        request,
+        limit=MAX_PAYLOAD_BYTES,
+        refusal=f"The webhook payload is larger than GitHub's {MAX_PAYLOAD_BYTES} byte cap.",
+    )
     try:
         validate_signature(body, signature=request.headers.get(SIGNATURE_HEADER), secret=secret)
     except MissingSignature as exc:
@@ -107,25 +113,6 @@ async def github_webhook(request: web.Request) -> web.Response:
     )
     await desk.receive_comment_event(comment_event)
     return web.json_response({"status": "processed"})
-
-
-async def _read_body(request: web.Request) -> bytes:
-    # Read the stream ourselves: the app's client_max_size is sized for chat requests,
-    # while GitHub's cap for a delivery is 25 MB.
-    too_large = PayloadTooLarge(
-        f"The webhook payload is larger than GitHub's {MAX_PAYLOAD_BYTES} byte cap.",
-        code="request_too_large",
-    )
-    if request.content_length is not None and request.content_length > MAX_PAYLOAD_BYTES:
-        raise too_large
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.content.iter_chunked(_CHUNK):
-        size += len(chunk)
-        if size > MAX_PAYLOAD_BYTES:
-            raise too_large
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def _json_object(request: web.Request, body: bytes) -> dict[str, Any]:

@@ -501,3 +501,21 @@ def test_github_sandbox_on_all_interfaces_prints_usable_urls_and_stops_on_sigter
             process.stdout.close()
         if process.stderr is not None:
             process.stderr.close()
+
+
+def test_serve_with_a_short_desk_token_exits_2_naming_it_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A desk token under 16 characters stops ``serve`` with a one-line error, exit 2."""
+    env = {
+        "TICKETPROXY_GITHUB_TOKEN": "ghp_not_used_before_the_refusal",
+        "TICKETPROXY_GITHUB_REPO": "acme/agents",
+        "TICKETPROXY_GITHUB_API_URL": "http://127.0.0.1:9/api/v3",
+        "TICKETPROXY_DATA_DIR": str(tmp_path / "data"),
+        "TICKETPROXY_KEYRING": str(tmp_path / "keyring.json"),
+        "TICKETPROXY_DESK_TOKEN": "short",
+    }
+    assert main(["serve", "--port", "0"], env) == 2
+    err = capsys.readouterr().err
+    assert "TICKETPROXY_DESK_TOKEN" in err
+    assert "Traceback" not in err

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 
 from proxy.desk_page import DeskPageSettings
+from proxy.errors import ConfigError
 from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 from ticketing.sandbox import RunningSandbox, SandboxConfig
 
@@ -191,7 +192,7 @@ async def test_desk_page_allows_scripts_only_from_itself(desk_stack: Stack) -> N
 
 def test_short_desk_token_is_refused_at_start_up() -> None:
     """A guessable desk token stops the start with the variable's name."""
-    with pytest.raises(ValueError, match="TICKETPROXY_DESK_TOKEN"):
+    with pytest.raises(ConfigError, match="TICKETPROXY_DESK_TOKEN"):
         DeskPageSettings.from_env({"TICKETPROXY_DESK_TOKEN": "short"})
 
 
