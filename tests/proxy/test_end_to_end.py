@@ -156,9 +156,19 @@ async def test_issue_is_locked_so_only_collaborators_can_answer(stack: Stack) ->
     await asyncio.wait_for(pending, 10)
 
 
-def test_ticket_reference_names_the_repository_and_issue(stack: Stack) -> None:
-    """The ``aud`` an editor signs is OWNER/REPO#N of the ticket's issue."""
-    assert stack.settings.github_repo == REPO
+async def test_ticket_reference_names_the_repository_and_issue(stack: Stack) -> None:
+    """The ``aud`` an editor signs is OWNER/REPO#N of the ticket's issue, as the client is told."""
+    client = stack.openai()
+    pending = asyncio.create_task(
+        client.chat.completions.with_raw_response.create(model="gpt-4o", messages=PROMPT)
+    )
+    await stack.wait_for_issue(1)
+    ticket = stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    assert stack.desk.ticket_ref(ticket) == f"{REPO}#1"
+    await stack.answer(1, "signed for acme/agents#1")
+    raw = await asyncio.wait_for(pending, 10)
+    assert raw.headers["x-ticketproxy-ref"] == f"{REPO}#1"
 
 
 async def test_identical_request_after_the_redeliver_window_opens_a_new_ticket(

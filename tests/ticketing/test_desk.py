@@ -52,7 +52,8 @@ async def test_comment_posted_by_someone_other_than_the_signer_is_refused(stack:
     assert not pending.done()
     replies = await bot_replies(stack, 1)
     assert len(replies) == 1
-    assert "not accepted" in replies[0].lower() or "was not" in replies[0].lower()
+    assert "posted by another account than the signer" in replies[0]
+    assert stack.desk.answers_rejected["author_mismatch"] == 1
     pending.cancel()
 
 
@@ -86,6 +87,9 @@ async def test_editing_a_signed_comment_on_github_is_refused(stack: Stack) -> No
     await asyncio.to_thread(comment.edit, signed.replace("echo safe", "echo unsafe", 1))
     await stack.settle()
     assert not pending.done()
+    # Read again after the edit and refused for its text, not skipped as already seen.
+    assert stack.desk.answers_rejected["text_mismatch"] == 1
+    assert len(await bot_replies(stack, 1)) == 1
     pending.cancel()
 
 

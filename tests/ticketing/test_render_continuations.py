@@ -97,6 +97,7 @@ def test_pieces_end_on_whole_lines_when_possible() -> None:
 def test_continuations_end_with_the_bot_reply_marker() -> None:
     """Each continuation's last line marks it as the bot's, so it is never read as an answer."""
     ticket = render(chat(Message("user", huge_text())))
+    assert ticket.continuations
     for comment in ticket.continuations:
         assert comment.splitlines()[-1] == f"{REPLY_MARKER_PREFIX}continuation -->"
         assert is_bot_reply(comment)
