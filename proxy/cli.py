@@ -473,12 +473,17 @@ def _step_to_answer(args: argparse.Namespace, history: IssueHistory, repo: str) 
     return 1
 
 
-def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
+def _editor_issue(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str, int, str]:
+    """Return (API URL, OWNER/REPO, number, the editor's own token) for an issue command."""
     api_url, repo, number = parse_issue_url(args.issue_url)
-    api_url = args.api_url or api_url
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
+    return args.api_url or api_url, repo, number, token
+
+
+def _answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
+    api_url, repo, number, token = _editor_issue(args, env)
     if args.draft and args.file != "-":
         raise ProxyError("give either --draft or --file, not both")
     with _editor_errors(api_url, f"issue {repo}#{number}"):
@@ -571,11 +576,7 @@ def _shown(text: str) -> str:
 
 
 def _review(args: argparse.Namespace, env: Mapping[str, str], act: Act) -> int:
-    api_url, repo, number = parse_issue_url(args.issue_url)
-    api_url = args.api_url or api_url
-    token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
-    if not token:
-        raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
+    api_url, repo, number, token = _editor_issue(args, env)
     if act is Act.REJECT and not args.reason.strip():
         raise ProxyError("--reason is empty: say why the answer must not be released")
     key = load_signing_key(args.key)

@@ -281,67 +281,87 @@ async def _read_request(request: web.Request) -> bytes:
     )
 
 
-async def chat_completions(request: web.Request) -> web.StreamResponse:
-    """Answer ``POST /v1/chat/completions`` with a ticket's verified answer."""
+@dataclass(frozen=True)
+class _Asked:
+    """What a completion's answer is rendered with: the client's own terms."""
+
+    model: str  # the id the client asked for (the ticket names the canonical one)
+    legacy_functions: bool
+    prompt_token_count: int
+    stream: bool
+    include_usage: bool
+
+
+# Parses a body into the ticket's request: parse_chat_request or parse_legacy_completion.
+_Parse = Callable[..., ChatRequest]
+_Render = Callable[[Outcome, int, _Asked], bytes]
+
+
+async def _completion(request: web.Request, parse: _Parse, render: _Render) -> web.StreamResponse:
+    """Refuse, route or ticket a completion request, then answer it with ``render``."""
     # Everything that can be refused is refused here, before the 200 goes out.
     body = parse_json_body(await _read_request(request))
     routed = route_request(request.app[ROUTES], body)
     if routed.route.kind == UPSTREAM:
         return await _forward(request, body, routed)
-    chat = parse_chat_request(body, client=request[CLIENT], models=frozenset({routed.requested}))
+    chat = parse(body, client=request[CLIENT], models=frozenset({routed.requested}))
     # The ticket names the canonical model; the completion echoes the id the client asked for.
     chat = replace(chat, model=routed.canonical)
     stream, include_usage = stream_settings(body)
-    prompt = prompt_tokens(chat)
+    asked = _Asked(
+        model=routed.requested,
+        legacy_functions=chat.legacy_functions,
+        prompt_token_count=prompt_tokens(chat),
+        stream=stream,
+        include_usage=include_usage,
+    )
     # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
     del body
+    return await _answer(
+        request,
+        chat,
+        stream=stream,
+        render=lambda outcome, created: render(outcome, created, asked),
+    )
 
-    def render(outcome: Outcome, created: int) -> bytes:
-        release = released(outcome)
-        fields: dict[str, Any] = {
-            "completion_id": _completion_id(outcome, "chatcmpl"),
-            "created": created,
-            "model": routed.requested,
-            "content": release.content,
-            "tool_calls": release.tool_calls,
-            "finish_reason": release.finish_reason,
-            "legacy_functions": chat.legacy_functions,
-            "prompt_token_count": prompt,
-        }
-        if stream:
-            return _sse(render_chunks(**fields, include_usage=include_usage))
-        return json.dumps(render_completion(**fields), ensure_ascii=False).encode()
 
-    return await _answer(request, chat, stream=stream, render=render)
+def _render_chat(outcome: Outcome, created: int, asked: _Asked) -> bytes:
+    release = released(outcome)
+    fields: dict[str, Any] = {
+        "completion_id": _completion_id(outcome, "chatcmpl"),
+        "created": created,
+        "model": asked.model,
+        "content": release.content,
+        "tool_calls": release.tool_calls,
+        "finish_reason": release.finish_reason,
+        "legacy_functions": asked.legacy_functions,
+        "prompt_token_count": asked.prompt_token_count,
+    }
+    if asked.stream:
+        return _sse(render_chunks(**fields, include_usage=asked.include_usage))
+    return json.dumps(render_completion(**fields), ensure_ascii=False).encode()
+
+
+def _render_legacy(outcome: Outcome, created: int, asked: _Asked) -> bytes:
+    release = released(outcome)
+    fields: dict[str, Any] = {
+        "completion_id": _completion_id(outcome, "cmpl"),
+        "created": created,
+        "model": asked.model,
+        "text": release.content or "",
+        "finish_reason": release.finish_reason,
+        "prompt_token_count": asked.prompt_token_count,
+    }
+    if asked.stream:
+        return _sse(render_legacy_chunks(**fields, include_usage=asked.include_usage))
+    return json.dumps(render_legacy_completion(**fields), ensure_ascii=False).encode()
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    """Answer ``POST /v1/chat/completions`` with a ticket's verified answer."""
+    return await _completion(request, parse_chat_request, _render_chat)
 
 
 async def legacy_completions(request: web.Request) -> web.StreamResponse:
     """Answer the legacy ``POST /v1/completions`` the same way, as ``text_completion``."""
-    body = parse_json_body(await _read_request(request))
-    routed = route_request(request.app[ROUTES], body)
-    if routed.route.kind == UPSTREAM:
-        return await _forward(request, body, routed)
-    chat = parse_legacy_completion(
-        body, client=request[CLIENT], models=frozenset({routed.requested})
-    )
-    chat = replace(chat, model=routed.canonical)
-    stream, include_usage = stream_settings(body)
-    prompt = prompt_tokens(chat)
-    # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
-    del body
-
-    def render(outcome: Outcome, created: int) -> bytes:
-        release = released(outcome)
-        fields: dict[str, Any] = {
-            "completion_id": _completion_id(outcome, "cmpl"),
-            "created": created,
-            "model": routed.requested,
-            "text": release.content or "",
-            "finish_reason": release.finish_reason,
-            "prompt_token_count": prompt,
-        }
-        if stream:
-            return _sse(render_legacy_chunks(**fields, include_usage=include_usage))
-        return json.dumps(render_legacy_completion(**fields), ensure_ascii=False).encode()
-
-    return await _answer(request, chat, stream=stream, render=render)
+    return await _completion(request, parse_legacy_completion, _render_legacy)

@@ -217,6 +217,13 @@ def _tools(body: Mapping[str, Any]) -> tuple[tuple[ToolSpec, ...], str, bool]:
     if body.get("tools") is not None and body.get("functions") is not None:
         raise InvalidRequest("send either tools or functions, not both", param="functions")
     legacy = body.get("functions") is not None
+    # A legacy function_call names a function of `functions`; without them it is a mistake,
+    # not something to ignore (OpenAI refuses it too).
+    _require(
+        legacy or body.get("function_call") is None,
+        "function_call needs functions",
+        "function_call",
+    )
     name = "functions" if legacy else "tools"
     raw = body.get(name) or []
     _require(isinstance(raw, list), f"{name} must be an array", name, "invalid_type")
