@@ -329,9 +329,27 @@ def _spend_jti_on_open_ticket(
     state = db.execute("SELECT state FROM tickets WHERE id = ?", (ticket_id,)).fetchone()
     if state is None or TicketState(state["state"]) is not TicketState.OPEN:
         return False
+    return _spend_jti(
+        db, ticket_id=ticket_id, jti=jti, comment_id=comment_id, comments=comments, at=at
+    )
+
+
+def _spend_jti(
+    db: sqlite3.Connection,
+    *,
+    ticket_id: int,
+    jti: str,
+    comment_id: int,
+    comments: str,
+    at: datetime,
+) -> bool:
+    """Inside a transaction: record the jti as used unless it, or the comment, was used.
+
+    ``comments`` is a fixed table name: answers, candidates or judgements.
+    """
     if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (jti,)).fetchone():
         return False
-    if comments not in {"answers", "candidates"}:
+    if comments not in {"answers", "candidates", "judgements"}:
         raise ValueError(comments)
     query = f"SELECT 1 FROM {comments} WHERE comment_id = ?"  # noqa: S608 - fixed names
     if db.execute(query, (comment_id,)).fetchone():
@@ -749,16 +767,15 @@ class TicketStore:
     def record_judgement(self, judgement: StoredJudgement, *, ticket_id: int) -> bool:
         """Keep a reviewer's verified judgement; False if its comment or jti was seen before."""
         with self._transaction() as db:
-            if db.execute("SELECT 1 FROM used_jtis WHERE jti = ?", (judgement.jti,)).fetchone():
+            if not _spend_jti(
+                db,
+                ticket_id=ticket_id,
+                jti=judgement.jti,
+                comment_id=judgement.comment_id,
+                comments="judgements",
+                at=judgement.posted_at,
+            ):
                 return False
-            if db.execute(
-                "SELECT 1 FROM judgements WHERE comment_id = ?", (judgement.comment_id,)
-            ).fetchone():
-                return False
-            db.execute(
-                "INSERT INTO used_jtis (jti, ticket_id, used_at) VALUES (?, ?, ?)",
-                (judgement.jti, ticket_id, _ts(judgement.posted_at)),
-            )
             db.execute(
                 "INSERT INTO judgements (comment_id, candidate_id, act, reviewer, kid, jti,"
                 " digest, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
