@@ -28,7 +28,7 @@ from typing import Any
 
 from auth.errors import JWKError, KeyringError
 from auth.jwk import PRIVATE_MEMBERS, PublicKey, public_key_from_members, public_members, thumbprint
-from auth.keys import SigningKey
+from auth.keys import SigningKey, public_jwk
 from auth.logins import is_valid_login
 from auth.roles import Role
 
@@ -171,9 +171,7 @@ def add_key_to_keyring(
         raise KeyringError(f"kid {key.kid} is already in keyring file {path}; nothing was changed")
     entry = _entry_from_jwk(
         {
-            **public_members(key.private_key.public_key()),
-            "kid": key.kid,
-            "alg": key.alg,
+            **public_jwk(key),
             "login": key.login,
             "roles": [Role(role).value for role in roles],
             **({} if user_id is None else {"user_id": user_id}),
