@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from auth.roles import Act
 from tests.stack import Stack
-from tests.ticketing.test_review_flow import DANGEROUS, SAFE, SHELL
+from tests.ticketing.test_review_flow import DANGEROUS, SAFE, ask
 from ticketing.replies import render_rejection_reply
 from ticketing.store import TicketState
-
-PROMPT = [{"role": "user", "content": "Clean up the build folder."}]
-
-
-async def ask(stack: Stack) -> asyncio.Task[Any]:
-    """Ask for a shell command and wait for the ticket on issue #1."""
-    client = stack.openai()
-    task = asyncio.create_task(
-        client.chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
-    )
-    await stack.wait_for_issue(1)
-    return task
 
 
 def state_of(stack: Stack) -> TicketState:
