@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-PACKAGES := proxy ticketing auth
+PACKAGES := proxy ticketing auth embedded_github
 
 .PHONY: run test lint typecheck pytest install clean bench
 

@@ -8,7 +8,7 @@ still audits as valid inside its window, while one made with a key revoked *befo
 signed does not. Replays are checked within the ticket.
 
 What ticketproxy records on the ticket, in comments posted by its bot account (the one that
-opened the issue), each ending in the reply marker line of :mod:`ticketing.replies`::
+opened the issue), each ending in the reply marker line of :mod:`ticketing.render.replies`::
 
     <!-- ticketproxy:reply needs-review -->   the answer awaits review (read by `approve`)
     <!-- ticketproxy:reply delivered -->      the answer was released to the agent
@@ -60,7 +60,7 @@ __all__ = [
 
 NEEDS_REVIEW = "needs-review"
 DELIVERED = "delivered"
-# The same prefix as ticketing.replies.REPLY_MARKER_PREFIX: auth may not import ticketing.
+# The same prefix as ticketing.render.replies.REPLY_MARKER_PREFIX: auth may not import ticketing.
 _MARKER_PREFIX = "<!-- ticketproxy:reply "
 # `ticket=` names the step of an agent run the record is about (absent: the issue itself).
 _RECORD_RE = re.compile(

@@ -2,8 +2,8 @@
 
 GitHub allows about 80 content-creating requests a minute and 500 an hour per token, and
 answers more with a 403 "secondary rate limit" (docs: rate limits for the REST API). The
-proxy's :class:`ticketing.throttle.WriteThrottle` exists to stay below that. This benchmark
-drives the real :class:`ticketing.github_client.GitHubClient` (PyGithub on its worker
+proxy's :class:`ticketing.github.throttle.WriteThrottle` exists to stay below that. This benchmark
+drives the real :class:`ticketing.github.client.GitHubClient` (PyGithub on its worker
 thread, with the throttle at the configured budget: ``TICKETPROXY_WRITES_PER_MINUTE`` and
 ``TICKETPROXY_WRITES_PER_HOUR``, default 80 and 500) against the sandbox with its secondary
 limit set to GitHub's: 80 a minute and 500 an hour, counted over sliding windows. Several
@@ -41,8 +41,8 @@ from tempfile import TemporaryDirectory
 from bench.sandboxes import BOT, REPO, route_of, start_bench_github
 from proxy.settings import Settings
 from ticketing.errors import GitHubError, GitHubUnavailable
-from ticketing.github_client import GitHubClient
-from ticketing.throttle import WriteThrottle
+from ticketing.github.client import GitHubClient
+from ticketing.github.throttle import WriteThrottle
 
 SPEED = 20.0
 SIMULATED_MINUTES = 10.0

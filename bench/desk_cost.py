@@ -36,9 +36,9 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from ticketing.render import render_step, render_ticket
+from ticketing.render.ticket import render_step, render_ticket
 from ticketing.request import ChatRequest, Message, ToolCall
-from ticketing.store import TicketStore
+from ticketing.store.sqlite import TicketStore
 from ticketing.threads import continuation_fingerprints, reply_fingerprint, step_delta
 
 SAMPLES = Path(__file__).resolve().parents[1] / "tests" / "samples" / "autogpt" / "run1_default"

@@ -9,7 +9,7 @@ For N = 10, 1,000 and 5,000 open tickets this starts an in-process sandbox GitHu
 it with N ticket issues (marker and labels, written straight into the sandbox's store so
 that GitHub's 80-per-minute creation limit does not apply), opens a ticket store mapping
 N tickets to them, builds a :class:`ticketing.desk.Desk` over a real
-:class:`ticketing.github_client.GitHubClient`, and calls ``poll_once()``:
+:class:`ticketing.github.client.GitHubClient`, and calls ``poll_once()``:
 
 - idle: nothing new, so each poll should be a single free ``304``;
 - with 50 new signed answers spread over random tickets: each poll should still be one
@@ -37,12 +37,12 @@ from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Role
 from auth.sign import sign_comment
+from embedded_github import RunningSandbox, Sandbox, SandboxConfig, SandboxUser, start_sandbox
+from embedded_github.state import author_of
 from ticketing.desk import LABEL, LABEL_AWAITING, Desk, DeskSettings
-from ticketing.github_client import GitHubClient, format_github_time
-from ticketing.render import request_marker
-from ticketing.sandbox import RunningSandbox, Sandbox, SandboxConfig, SandboxUser, start_sandbox
-from ticketing.sandbox.state import author_of
-from ticketing.store import PollCursor, TicketStore
+from ticketing.github.client import GitHubClient, format_github_time
+from ticketing.render.ticket import request_marker
+from ticketing.store.sqlite import PollCursor, TicketStore
 
 REPO = "acme/agents"
 OWNER, NAME = REPO.split("/")

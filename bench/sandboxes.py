@@ -21,8 +21,7 @@ from auth.keyring import add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Role
 from auth.sign import sign_comment
-from ticketing.render import request_marker
-from ticketing.sandbox import (
+from embedded_github import (
     RecordedRequest,
     RunningSandbox,
     Sandbox,
@@ -30,7 +29,8 @@ from ticketing.sandbox import (
     SandboxUser,
     start_sandbox,
 )
-from ticketing.sandbox.state import author_of
+from embedded_github.state import author_of
+from ticketing.render.ticket import request_marker
 
 REPO = "acme/agents"
 BOT = "ticketproxy-bot"

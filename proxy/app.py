@@ -17,9 +17,9 @@ from auth.policy import ReviewPolicy
 from ticketing.coordination import Coordinator, LocalCoordinator
 from ticketing.desk import Desk, DeskSettings, KeyringSource, utc_now
 from ticketing.errors import GitHubError
-from ticketing.github_client import GITHUB_API_URL, GitHubApp, GitHubClient
-from ticketing.store import TicketStore
-from ticketing.throttle import WriteThrottle
+from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
+from ticketing.github.throttle import WriteThrottle
+from ticketing.store.sqlite import TicketStore
 
 from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context

@@ -37,9 +37,9 @@ from auth.logins import same_login
 from auth.policy import ReviewPolicy, commands_in, decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
-from ticketing.drafts import DRAFT_REPLY_KIND, parse_draft_comment
+from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 from ticketing.errors import GitHubError, TicketingError
-from ticketing.github_client import (
+from ticketing.github.client import (
     GITHUB_API_URL,
     Comment,
     IssueHistory,
@@ -48,9 +48,9 @@ from ticketing.github_client import (
     post_comment_once,
 )
 from ticketing.references import parse_ticket_reference, ticket_reference
-from ticketing.render import find_step_number
-from ticketing.replies import REPLY_MARKER_PREFIX
-from ticketing.sandbox import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
+from ticketing.render.drafts import DRAFT_REPLY_KIND, parse_draft_comment
+from ticketing.render.replies import REPLY_MARKER_PREFIX
+from ticketing.render.ticket import find_step_number
 
 from .app import create_app
 from .embedded import (

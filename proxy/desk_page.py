@@ -28,11 +28,11 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from ticketing.desk import Desk, decode_release, utc_now
-from ticketing.github_client import GITHUB_API_URL
-from ticketing.redact import redact_request
+from ticketing.github.client import GITHUB_API_URL
+from ticketing.render.redact import redact_request
+from ticketing.render.templates import answer_template
 from ticketing.request import ChatRequest
-from ticketing.store import DraftState, Ticket, TicketState
-from ticketing.templates import answer_template
+from ticketing.store.sqlite import DraftState, Ticket, TicketState
 
 from .errors import ConfigError
 from .handlers import DESK

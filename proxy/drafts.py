@@ -4,7 +4,7 @@ When ``TICKETPROXY_DRAFT_URL`` is set, each new ticket (one with an issue, that 
 replica has claimed a draft for) gets one background request to
 ``{DRAFT_URL}/chat/completions``: the ticket's request as people see it (secrets redacted),
 non-streaming, with ``Authorization: Bearer <DRAFT_KEY>``. The answer is posted on the
-issue as a marked suggestion (:mod:`ticketing.drafts`); it is never released to the agent
+issue as a marked suggestion (:mod:`ticketing.render.drafts`); it is never released to the agent
 unless an editor signs it. Any failure (refused connection, 5xx, bad JSON, timeout) is
 logged without the key and recorded as ``failed``; the ticket waits for people as before.
 
@@ -27,10 +27,10 @@ import aiohttp
 from aiohttp import web
 
 from ticketing.desk import Desk
-from ticketing.drafts import DraftCall, draft_answer_text
-from ticketing.redact import redact_request
+from ticketing.render.drafts import DraftCall, draft_answer_text
+from ticketing.render.redact import redact_request
 from ticketing.request import ChatRequest, Message
-from ticketing.store import DraftState, Ticket
+from ticketing.store.sqlite import DraftState, Ticket
 
 from .settings import Settings
 

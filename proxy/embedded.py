@@ -1,7 +1,7 @@
 """The embedded default: a local GitHub-compatible server with a demo editor.
 
 When no GitHub token is configured, ``ticketproxy serve`` starts the sandbox from
-:mod:`ticketing.sandbox` next to the proxy, with two users (the bot ticketproxy posts as,
+:mod:`embedded_github` next to the proxy, with two users (the bot ticketproxy posts as,
 and a demo editor) and a keyring holding the demo editor's public key. Everything lives in
 the data directory and is made once, on first start.
 """
@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 from auth.keyring import add_key_to_keyring
 from auth.keys import generate_signing_key, write_signing_key
 from auth.roles import Role
-from ticketing.sandbox import (
+from embedded_github import (
     RunningSandbox,
     Sandbox,
     SandboxConfig,

@@ -13,9 +13,9 @@ from aiohttp import web
 
 from ticketing.answers import Release
 from ticketing.desk import Desk, Outcome
-from ticketing.replies import render_expired_completion
+from ticketing.render.replies import render_expired_completion
 from ticketing.request import ChatRequest
-from ticketing.store import Ticket
+from ticketing.store.sqlite import Ticket
 from ticketing.threads import THREAD_NAME_LIMIT
 
 from .bodies import read_body

@@ -26,7 +26,7 @@ from typing import Any
 from aiohttp import web
 
 from ticketing.desk import utc_now
-from ticketing.webhooks import (
+from ticketing.github.webhooks import (
     COMMENT_EVENT,
     DELIVERY_HEADER,
     EVENT_HEADER,

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
+from embedded_github import RunningSandbox, Sandbox, SandboxConfig, SandboxUser, start_sandbox
 from tests.github_openapi.contract import ContractChecker
-from ticketing.sandbox import RunningSandbox, Sandbox, SandboxConfig, SandboxUser, start_sandbox
 
 REPO = "acme/agents"
 

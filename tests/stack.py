@@ -24,10 +24,10 @@ from auth.keyring import add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Act, Role
 from auth.sign import sign_comment
+from embedded_github import RunningSandbox, SandboxConfig, WebhookTarget
 from proxy.app import DESK, create_app
 from proxy.settings import Settings
 from ticketing.desk import Desk
-from ticketing.sandbox import RunningSandbox, SandboxConfig, WebhookTarget
 
 REPO = "acme/agents"
 CLIENT_KEY = "test-client-key-0123456789"

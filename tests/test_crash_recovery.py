@@ -31,8 +31,8 @@ from auth.keyring import add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Role
 from auth.sign import sign_comment
-from ticketing.github_client import post_comment_once
-from ticketing.sandbox import SandboxConfig, SandboxUser, save_sandbox_config
+from embedded_github import SandboxConfig, SandboxUser, save_sandbox_config
+from ticketing.github.client import post_comment_once
 
 TICKETPROXY = Path(sys.executable).with_name("ticketproxy")
 REPO = "acme/agents"

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.ticketing.test_threads import _captured
-from ticketing.render import render_step, render_ticket
+from ticketing.render.ticket import render_step, render_ticket
 from ticketing.threads import continuation_fingerprints, reply_fingerprint, step_delta
 
 ROOT = Path(__file__).resolve().parents[1]

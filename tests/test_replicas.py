@@ -22,13 +22,13 @@ import jwt
 import pytest
 
 from auth.comment import split_signed_comment
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from proxy.wire import parse_chat_request
 from tests.stack import Stack, free_port, start_stack, stop_stack
 from ticketing.redis_coordination import RedisCoordinator
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.store import TicketState
+from ticketing.store.sqlite import TicketState
 
 SECRET = "webhook-secret-0123456789abcdef"
 PROMPT: Any = [{"role": "user", "content": "Which files are in the workspace?"}]

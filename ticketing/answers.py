@@ -10,12 +10,12 @@ The order of work:
 
 1. Split the text into content and ```` ```tool_call ```` fenced blocks (CommonMark fences:
    ``` or ~~~, at least three, closed by the same character at least as long; read by
-   :mod:`ticketing.fences`).
+   :mod:`ticketing.render.fences`).
 2. Read each block as ``{"name", "arguments"}`` or OpenAI's ``{"type": "function",
    "function": {...}}`` and check it against the offered tools (JSON Schema 2020-12),
    ``tool_choice``, ``parallel_tool_calls`` and the legacy ``functions`` field.
 3. Check the content against ``response_format`` and AutoGPT's JSON-in-content convention
-   (its prompt is read by :mod:`ticketing.autogpt`).
+   (its prompt is read by :mod:`ticketing.render.autogpt`).
 4. Cut the content at the first ``stop`` sequence, then check ``max_tokens``; the text is
    never shortened to fit, because a person's words must not be altered silently.
 
@@ -39,9 +39,14 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from auth.policy import Command, commands_in
-from ticketing.autogpt import parse_commands, parse_response_interface, uses_json_convention
-from ticketing.fences import FencedBlock, fenced_blocks, longest_backtick_run, unwrap_json_fence
-from ticketing.markdown import split_lines
+from ticketing.render.autogpt import parse_commands, parse_response_interface, uses_json_convention
+from ticketing.render.fences import (
+    FencedBlock,
+    fenced_blocks,
+    longest_backtick_run,
+    unwrap_json_fence,
+)
+from ticketing.render.markdown import split_lines
 from ticketing.request import ChatRequest, ToolCall, ToolSpec
 
 __all__ = ["CHARS_PER_TOKEN", "TOOL_CALL_INFO", "Refusal", "Release", "prepare_release"]

@@ -31,7 +31,7 @@ from contextlib import AbstractAsyncContextManager
 from datetime import timedelta
 from typing import Protocol
 
-from .errors import GitHubUnavailable
+from ticketing.errors import GitHubUnavailable
 
 
 class CoordinationUnavailable(GitHubUnavailable):

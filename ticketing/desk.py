@@ -4,7 +4,7 @@ It opens one ticket per request key (a retry re-attaches), finds answers with th
 repo-wide comment poll, verifies each signed comment with :mod:`auth.verify`, commits the
 first valid answer before anyone is told about it, expires tickets nobody answered, and
 keeps GitHub's labels and state in step. Follow-up writes (labels, replies, closing)
-are stored in the durable :class:`~ticketing.followups.WriteQueue` and sent in the
+are stored in the durable :class:`~ticketing.github.write_queue.WriteQueue` and sent in the
 background, so a waiting client is never held up by GitHub bookkeeping and a crash loses
 none of them.
 """
@@ -33,23 +33,22 @@ from auth.logins import same_login
 from auth.policy import Command, Judgement, ReviewDecision, ReviewPolicy, decide, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_comment
-
-from .answers import Refusal, Release, prepare_release
-from .coordination import Coordinator, LocalCoordinator, Subscription
-from .drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
-from .errors import DeskStopped, GitHubUnavailable, TicketingError
-from .followups import Guard, WriteQueue
-from .github_client import (
+from ticketing.answers import Refusal, Release, prepare_release
+from ticketing.coordination import Coordinator, LocalCoordinator, Subscription
+from ticketing.errors import DeskStopped, GitHubUnavailable, TicketingError
+from ticketing.github.client import (
     Comment,
     GitHubClient,
     format_github_time,
     parse_github_time,
     poll_delay,
 )
-from .redact import describe_redactions, redact_request
-from .references import ticket_reference
-from .render import RenderedTicket, render_step, render_ticket, request_marker
-from .replies import (
+from ticketing.github.webhooks import CommentEvent
+from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.references import ticket_reference
+from ticketing.render.drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
+from ticketing.render.redact import describe_redactions, redact_request
+from ticketing.render.replies import (
     is_bot_reply,
     render_delivered_notice,
     render_expired_notice,
@@ -59,8 +58,9 @@ from .replies import (
     render_review_rejected_notice,
     render_unreleasable_reply,
 )
-from .request import ChatRequest, ToolCall
-from .store import (
+from ticketing.render.ticket import RenderedTicket, render_step, render_ticket, request_marker
+from ticketing.request import ChatRequest, ToolCall
+from ticketing.store.sqlite import (
     Candidate,
     DraftState,
     PollCursor,
@@ -72,7 +72,7 @@ from .store import (
     TicketState,
     TicketStore,
 )
-from .threads import (
+from ticketing.threads import (
     continuation_fingerprints,
     is_side_call,
     named_thread_key,
@@ -80,7 +80,6 @@ from .threads import (
     step_delta,
     tools_changed,
 )
-from .webhooks import CommentEvent
 
 log = logging.getLogger(__name__)
 

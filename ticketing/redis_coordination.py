@@ -30,7 +30,7 @@ from typing import Any
 from redis import asyncio as aioredis
 from redis.exceptions import RedisError
 
-from .coordination import CoordinationUnavailable, KeyLocks, Subscription
+from ticketing.coordination import CoordinationUnavailable, KeyLocks, Subscription
 
 log = logging.getLogger(__name__)
 

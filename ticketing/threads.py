@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .request import ChatRequest, Message, ToolCall
+from ticketing.request import ChatRequest, Message, ToolCall
 
 __all__ = [
     "StepDelta",

@@ -23,10 +23,10 @@ from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import generate_signing_key, load_signing_key, write_signing_key
 from auth.roles import Role
 from auth.verify import Accepted, Rejected, RejectReason, verify_comment
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main, parse_issue_url
 from proxy.embedded import loopback_url
 from proxy.errors import ProxyError
-from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 REPO = "acme/agents"
 TICKETPROXY = Path(sys.executable).with_name("ticketproxy")

@@ -11,9 +11,9 @@ from github import Auth, Github
 from auth.keyring import add_key_to_keyring
 from auth.keys import generate_signing_key, write_signing_key
 from auth.roles import Role
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
-from ticketing.markers import step_marker
-from ticketing.sandbox import RunningSandbox, SandboxConfig
+from ticketing.render.markers import step_marker
 
 REPO = "acme/agents"
 # Nothing listens on port 9 (discard): a refusal that reached the network would fail loudly.

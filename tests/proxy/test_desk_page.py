@@ -10,10 +10,10 @@ from typing import Any
 import aiohttp
 import pytest
 
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.desk_page import DeskPageSettings
 from proxy.errors import ConfigError
 from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
-from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 DESK_TOKEN = "desk-token-0123456789abcdef"
 PROMPT = [{"role": "user", "content": "Write the word hello into hello.txt, then finish."}]

@@ -18,6 +18,7 @@ import pytest
 
 from auth.comment import TRAILER_PREFIX
 from auth.keys import write_signing_key
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
 from proxy.drafts import DRAFTER, Drafter, draft_request_body, shown_url
 from proxy.errors import ConfigError
@@ -27,9 +28,8 @@ from tests.proxy.test_desk_page import desk_url, get_json
 from tests.stack import REPO, Stack, free_port, start_stack, stop_stack
 from tests.ticketing.test_render import outside_fences, pings
 from tests.upstream_stub import UpstreamStub, running_upstream_stub
-from ticketing.drafts import draft_digest, parse_draft_comment, render_draft_comment
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.store import DraftState, Ticket, TicketState
+from ticketing.render.drafts import draft_digest, parse_draft_comment, render_draft_comment
+from ticketing.store.sqlite import DraftState, Ticket, TicketState
 
 DRAFT_KEY = "sk-draft-key-that-must-stay-secret-0123456789"
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]

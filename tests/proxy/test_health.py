@@ -10,8 +10,8 @@ import aiohttp
 import openai
 import pytest
 
+from embedded_github import RunningSandbox, SandboxConfig
 from tests.stack import Stack, start_stack, stop_stack
-from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 PROMPT = [{"role": "user", "content": "List the open pull requests."}]
 

@@ -10,10 +10,10 @@ from typing import Any
 import aiohttp
 import pytest
 
+from embedded_github import RunningSandbox, SandboxConfig
 from tests.proxy.test_errors import AUTH, assert_envelope, raw
 from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.webhooks import sign_payload
+from ticketing.github.webhooks import sign_payload
 
 PROMPT = [{"role": "user", "content": "hi"}]
 JSON_AUTH = {**AUTH, "Content-Type": "application/json"}

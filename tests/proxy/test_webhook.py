@@ -16,13 +16,13 @@ import aiohttp
 import pytest
 from github import Auth, Github
 
+from embedded_github import RunningSandbox, SandboxConfig, WebhookDelivery
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.github_openapi.validate import assert_matches_schema
 from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
-from ticketing.sandbox import RunningSandbox, SandboxConfig, WebhookDelivery
-from ticketing.store import TicketState
-from ticketing.webhooks import sign_payload
+from ticketing.github.webhooks import sign_payload
+from ticketing.store.sqlite import TicketState
 
 SECRET = "webhook-secret-0123456789abcdef"
 PROMPT: Any = [{"role": "user", "content": "Which files are in the workspace?"}]

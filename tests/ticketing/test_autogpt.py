@@ -1,4 +1,4 @@
-"""Tests for ticketing.autogpt: reading AutoGPT's command list and response interface."""
+"""Tests for ticketing.render.autogpt: reading AutoGPT's command list and response interface."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticketing.autogpt import (
+from ticketing.render.autogpt import (
     ArrayType,
     AutoGPTCommand,
     AutoGPTParam,

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from github import GithubException
 
+from embedded_github import RunningSandbox, SandboxConfig
 from tests.proxy.test_agent_runs import pending_issue
 from tests.stack import REPO, Stack, start_stack, stop_stack
 from ticketing.errors import DeskStopped
-from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]
 

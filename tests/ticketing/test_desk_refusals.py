@@ -7,8 +7,8 @@ import asyncio
 from auth.roles import Act
 from tests.stack import Stack
 from tests.ticketing.test_review_flow import DANGEROUS, SAFE, ask
-from ticketing.replies import render_rejection_reply
-from ticketing.store import TicketState
+from ticketing.render.replies import render_rejection_reply
+from ticketing.store.sqlite import TicketState
 
 
 def state_of(stack: Stack) -> TicketState:

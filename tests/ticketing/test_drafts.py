@@ -13,16 +13,16 @@ from hypothesis import strategies as st
 from auth.comment import TRAILER_PREFIX
 from tests.ticketing.test_render import outside_fences, pings, raw_html
 from ticketing.answers import Release, prepare_release
-from ticketing.drafts import (
+from ticketing.render.drafts import (
     DraftCall,
     draft_answer_text,
     draft_digest,
     parse_draft_comment,
     render_draft_comment,
 )
-from ticketing.replies import is_bot_reply
+from ticketing.render.replies import is_bot_reply
 from ticketing.request import ChatRequest, Message, ToolSpec
-from ticketing.store import DraftState, TicketState, TicketStore
+from ticketing.store.sqlite import DraftState, TicketState, TicketStore
 
 SHELL = ToolSpec(
     name="execute_shell",

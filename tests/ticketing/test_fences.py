@@ -1,4 +1,4 @@
-"""Tests for ticketing.fences: reading the fenced blocks people write, writing unbreakable ones."""
+"""Tests for ticketing.render.fences: reading the fences people write, writing unbreakable ones."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ticketing.fences import (
+from ticketing.render.fences import (
     FencedBlock,
     backtick_fence,
     fenced_blocks,
     longest_backtick_run,
     unwrap_json_fence,
 )
-from ticketing.markdown import split_lines
+from ticketing.render.markdown import split_lines
 
 
 def blocks(text: str) -> list[FencedBlock]:

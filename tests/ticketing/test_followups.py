@@ -1,7 +1,7 @@
-"""Tests for ticketing.followups: a durable GitHub write queue that survives restarts.
+"""Tests for ticketing.github.write_queue: a durable GitHub write queue that survives restarts.
 
 Also here, until they move next to their modules: the rate-limit-aware ``poll_delay``
-(ticketing.github_client) and the write-budget settings (proxy.settings).
+(ticketing.github.client) and the write-budget settings (proxy.settings).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from typing import Any
 
 import pytest
 
+from embedded_github import RunningSandbox, SandboxConfig
+from embedded_github.state import author_of
+from embedded_github.store import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.sandbox_fixtures import ManualClock
-from ticketing.followups import Guard, WriteQueue
-from ticketing.github_client import GitHubClient, poll_delay
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.sandbox.state import author_of
-from ticketing.sandbox.store import CommentRow, IssueRow
-from ticketing.store import TicketState, TicketStore
+from ticketing.github.client import GitHubClient, poll_delay
+from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.store.sqlite import TicketState, TicketStore
 
 REPO = "acme/agents"
 COMMENTS_OF_1 = "/repos/acme/agents/issues/1/comments"
@@ -308,7 +308,7 @@ async def test_404_abandons_the_write_records_why_and_the_queue_moves_on(
     queue = WriteQueue(store=open_stores(), github=client, clock=ManualClock())
     queue.close(99, request_id="req-404")
     queue.comment(1, "still delivered")
-    with caplog.at_level(logging.ERROR, logger="ticketing.followups"):
+    with caplog.at_level(logging.ERROR, logger="ticketing.github.write_queue"):
         assert await queue.send_due() == 2
     gone, sent = queued_rows(store_path)
     assert "404" in gone["failure"]
@@ -415,7 +415,7 @@ async def test_drain_without_a_running_worker_says_so(
         await queue.drain()
 
 
-# --- rate-limit-aware polling (ticketing.github_client.poll_delay) -----------------------------
+# --- rate-limit-aware polling (ticketing.github.client.poll_delay) -----------------------------
 
 
 def test_poll_keeps_its_interval_while_the_budget_is_ample() -> None:

@@ -12,16 +12,16 @@ from typing import Any
 import aiohttp
 import pytest
 
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
-from tests.ticketing.sandbox.test_app_tokens import (
+from tests.embedded_github.test_app_tokens import (
     APP_ID,
     INSTALLATION_ID,
     desk_app,
     private_pem,
 )
-from ticketing.sandbox import RunningSandbox, SandboxConfig
+from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "Say hello."}]
 BOT = "ticket-desk[bot]"

@@ -1,4 +1,4 @@
-"""Tests for ticketing.github_client: failures mapped to our errors, retries without duplicates."""
+"""Tests for ticketing.github.client: failures mapped to our errors, retries without duplicates."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ import pytest
 import requests
 from github import BadCredentialsException, GithubException, RateLimitExceededException
 
+from embedded_github import RunningSandbox, SandboxConfig
+from embedded_github.state import author_of
+from embedded_github.store import CommentRow
 from ticketing.errors import GitHubError, GitHubUnavailable
-from ticketing.github_client import Comment, GitHubClient, IssueRef, classify_github_failure
-from ticketing.render import request_marker
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.sandbox.state import author_of
-from ticketing.sandbox.store import CommentRow
+from ticketing.github.client import Comment, GitHubClient, IssueRef, classify_github_failure
+from ticketing.render.ticket import request_marker
 
 REPO = "acme/agents"
 NOW = 1_800_000_000.0

@@ -1,4 +1,4 @@
-"""Tests for ticketing.markdown: untrusted text made inert, and times formatted for readers."""
+"""Tests for ticketing.render.markdown: untrusted text made inert, times formatted for readers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ticketing.markdown import (
+from ticketing.render.markdown import (
     block_text,
     clip,
     escape_inline,

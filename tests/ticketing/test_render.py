@@ -1,4 +1,4 @@
-"""Tests for ticketing.render: the issue a human editor reads, and what agent text cannot do."""
+"""Tests for ticketing.render.ticket: the issue an editor reads, and what agent text cannot do."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticketing.autogpt import autogpt_task
-from ticketing.render import (
+from ticketing.render.autogpt import autogpt_task
+from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
     MARKER_PREFIX,
     RenderedTicket,

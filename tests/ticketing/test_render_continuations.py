@@ -5,8 +5,13 @@ from __future__ import annotations
 import re
 
 from auth.comment import TRAILER_PREFIX
-from ticketing.render import GITHUB_BODY_LIMIT, MARKER_PREFIX, RenderedTicket, find_request_marker
-from ticketing.replies import REPLY_MARKER_PREFIX, is_bot_reply
+from ticketing.render.replies import REPLY_MARKER_PREFIX, is_bot_reply
+from ticketing.render.ticket import (
+    GITHUB_BODY_LIMIT,
+    MARKER_PREFIX,
+    RenderedTicket,
+    find_request_marker,
+)
 from ticketing.request import Message, ToolCall
 
 from .test_render import KEY, WJ, chat, many_tools, outside_fences, pings, raw_html, render

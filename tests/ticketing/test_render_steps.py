@@ -1,4 +1,4 @@
-"""Tests for ticketing.render's step comments: later steps of an agent run on its first issue."""
+"""Tests for ticketing.render.ticket's step comments: later steps of an agent run on its issue."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from auth.comment import TRAILER_PREFIX
-from ticketing.render import (
+from ticketing.render.replies import REPLY_MARKER_PREFIX, is_bot_reply
+from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
     STEP_MARKER_PREFIX,
     RenderedTicket,
@@ -23,7 +24,6 @@ from ticketing.render import (
     step_marker,
     ticket_reference,
 )
-from ticketing.replies import REPLY_MARKER_PREFIX, is_bot_reply
 from ticketing.request import ChatRequest, Message
 
 from .test_render import (

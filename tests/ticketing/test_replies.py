@@ -1,4 +1,4 @@
-"""Tests for ticketing.replies: the bot's own comments and the text an agent gets on expiry."""
+"""Tests for ticketing.render.replies: the bot's comments and the text an agent gets on expiry."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from ticketing.replies import (
+from ticketing.render.replies import (
     REPLY_MARKER_PREFIX,
     is_bot_reply,
     render_delivered_notice,

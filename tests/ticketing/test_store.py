@@ -1,4 +1,4 @@
-"""Tests for ticketing.store: the durable state a restart must not lose."""
+"""Tests for ticketing.store.sqlite: the durable state a restart must not lose."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ticketing.errors import StoreError
-from ticketing.store import (
+from ticketing.store.sqlite import (
     _MIGRATIONS,
     SCHEMA_VERSION,
     PollCursor,

@@ -1,4 +1,4 @@
-"""Tests for ticketing.templates: the answer skeletons and tool tables an editor copies."""
+"""Tests for ticketing.render.templates: the answer skeletons and tool tables an editor copies."""
 
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
-from ticketing.templates import (
+from ticketing.render.templates import (
     PLACEHOLDER,
     answer_notes,
     answer_template,
     schema_skeleton,
     tool_table,
 )
+from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "autogpt"
 COMMANDS = [

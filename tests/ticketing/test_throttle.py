@@ -1,11 +1,11 @@
-"""Tests for ticketing.throttle: content creation paced below GitHub's secondary limits."""
+"""Tests for ticketing.github.throttle: content creation paced below GitHub's secondary limits."""
 
 from __future__ import annotations
 
 import pytest
 
 from ticketing.errors import GitHubUnavailable
-from ticketing.throttle import SlidingWindow, WriteThrottle
+from ticketing.github.throttle import SlidingWindow, WriteThrottle
 
 
 class FakeTime:

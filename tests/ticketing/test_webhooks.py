@@ -15,14 +15,13 @@ import aiohttp
 import pytest
 from aiohttp import web
 
+from embedded_github import RunningSandbox, SandboxConfig
+from tests.embedded_github.clients import auth, user
 from tests.github_openapi.validate import assert_matches_schema
 from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
-from tests.ticketing.sandbox.clients import auth, user
 from ticketing.errors import TicketingError
-from ticketing.github_client import Comment
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.store import TicketState
-from ticketing.webhooks import (
+from ticketing.github.client import Comment
+from ticketing.github.webhooks import (
     BadPayload,
     BadSignature,
     CommentEvent,
@@ -32,6 +31,7 @@ from ticketing.webhooks import (
     sign_payload,
     validate_signature,
 )
+from ticketing.store.sqlite import TicketState
 
 # GitHub's documented test vector:
 # https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from github import GithubException
 
+from embedded_github import RunningSandbox, SandboxConfig
+from embedded_github.state import author_of
+from tests.embedded_github.clients import github_client, user
 from tests.github_openapi.validate import assert_matches_schema
 from tests.sandbox_fixtures import ManualClock
-from tests.ticketing.sandbox.clients import github_client, user
-from ticketing.sandbox import RunningSandbox, SandboxConfig
-from ticketing.sandbox.state import author_of
 
 REPO = "acme/agents"
 

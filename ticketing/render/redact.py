@@ -13,7 +13,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from .request import ChatRequest, Message, ToolCall
+from ticketing.request import ChatRequest, Message, ToolCall
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,9 @@ from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from .errors import GitHubError, GitHubUnavailable
-from .github_client import GitHubClient
-from .store import QueuedWrite, ReplyClaim, TicketState, TicketStore
+from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.github.client import GitHubClient
+from ticketing.store.sqlite import QueuedWrite, ReplyClaim, TicketState, TicketStore
 
 log = logging.getLogger(__name__)
 

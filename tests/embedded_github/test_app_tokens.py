@@ -15,16 +15,16 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from tests.github_openapi.validate import assert_matches_response
-from tests.sandbox_fixtures import ManualClock
-from ticketing.sandbox import (
+from embedded_github import (
     RunningSandbox,
     SandboxApp,
     SandboxConfig,
     load_sandbox_config,
     save_sandbox_config,
 )
-from ticketing.sandbox.timestamps import to_epoch
+from embedded_github.timestamps import to_epoch
+from tests.github_openapi.validate import assert_matches_response
+from tests.sandbox_fixtures import ManualClock
 
 APP_ID = 4242
 INSTALLATION_ID = 777

@@ -3,17 +3,17 @@
 Pure: no I/O. A body is the header, the conversation's sections (the newest message, what
 followed, earlier history and the system prompt, or for a step comment what is new and what
 changed), the *Answer template* section, and the how-to. The answer template (see
-:mod:`ticketing.templates`) shows what a valid answer looks like, in a fence the editor
+:mod:`ticketing.render.templates`) shows what a valid answer looks like, in a fence the editor
 copies; agent values in its tool table are escaped like the rest.
 
 The body never goes over GitHub's limit and is never cut silently: history and system
 prompt (oldest first), then the tool table and the answer template, and finally the newest
 message are shortened with a note naming the *continuation comment* that holds the rest
 (never the header or the how-to). :func:`fit` plans the cuts with placeholder
-continuation numbers; :mod:`ticketing.continuations` then packs the rest and gives the
+continuation numbers; :mod:`ticketing.render.continuations` then packs the rest and gives the
 real ones.
 
-Internal to the renderer: :mod:`ticketing.render` re-exports what callers use.
+Internal to the renderer: :mod:`ticketing.render.ticket` re-exports what callers use.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ticketing.markdown import block_text, escape_inline
+from ticketing.render.markdown import block_text, escape_inline
+from ticketing.render.snippets import fence
+from ticketing.render.templates import answer_notes, answer_template, tool_table
 from ticketing.request import ChatRequest, Message, ToolCall
-from ticketing.snippets import fence
-from ticketing.templates import answer_notes, answer_template, tool_table
 
 # GitHub refuses issue and comment bodies longer than this ("body is too long").
 GITHUB_BODY_LIMIT = 65_536

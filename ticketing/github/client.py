@@ -32,8 +32,8 @@ from github import Auth, Github, GithubException
 from github.Requester import Requester
 from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
-from .errors import GitHubError, GitHubUnavailable
-from .throttle import WriteThrottle
+from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.github.throttle import WriteThrottle
 
 log = logging.getLogger(__name__)
 

@@ -4,14 +4,14 @@ Pure: no I/O, no clock. A template is derived from what the request asks for:
 
 - ``response_format`` ``json_schema``: a JSON skeleton of the schema; ``json_object``: ``{}``;
 - an AutoGPT-style system prompt (``interface AssistantResponse {...}`` and ``## Commands``,
-  read by :mod:`ticketing.autogpt`): a JSON skeleton of the interface, its comments as
+  read by :mod:`ticketing.render.autogpt`): a JSON skeleton of the interface, its comments as
   placeholders, when all of the interface could be read;
 - ``tools`` (unless ``tool_choice`` is ``none``): a ``tool_call`` block for the first tool,
   or for the function ``tool_choice`` names, and a table of every tool.
 
 Everything here comes from the agent and is untrusted. The template is raw text that the
 renderer fences; the tool table is markdown whose every agent value goes through the same
-escaping as the rest of the ticket (:func:`ticketing.markdown.escape_inline`), one line per
+escaping as the rest of the ticket (:func:`ticketing.render.markdown.escape_inline`), one line per
 tool. Notes are fixed sentences that hold no agent text.
 """
 
@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from ticketing.autogpt import (
+from ticketing.render.autogpt import (
     ArrayType,
     AutoGPTCommand,
     AutoGPTParam,
@@ -36,8 +36,8 @@ from ticketing.autogpt import (
     parse_commands,
     parse_response_interface,
 )
-from ticketing.fences import backtick_fence
-from ticketing.markdown import escape_inline
+from ticketing.render.fences import backtick_fence
+from ticketing.render.markdown import escape_inline
 from ticketing.request import ChatRequest, ToolSpec
 
 __all__ = [
@@ -51,7 +51,7 @@ __all__ = [
 PLACEHOLDER = "…"
 
 # Bounds, so a hostile or merely huge schema cannot make rendering slow: a recursive `$ref`
-# fans out exponentially without them. The prompt's reader has its own (ticketing.autogpt).
+# fans out exponentially without them. The prompt's reader has its own (ticketing.render.autogpt).
 _MAX_DEPTH = 16  # nesting levels of a skeleton
 _MAX_REF_REPEAT = 2  # times one `$ref` is expanded along one path (recursive schemas)
 _MAX_NODES = 400  # schema nodes expanded for one skeleton

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ticketing.sandbox.store import Author, SandboxStore
+from embedded_github.store import Author, SandboxStore
 
 BOT = Author("ticketproxy-bot", 1)
 

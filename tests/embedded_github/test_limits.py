@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import aiohttp
 
+from embedded_github import RunningSandbox, SandboxConfig
+from tests.embedded_github.clients import auth, user
 from tests.github_openapi.validate import assert_matches_schema
 from tests.sandbox_fixtures import ManualClock
-from tests.ticketing.sandbox.clients import auth, user
-from ticketing.sandbox import RunningSandbox, SandboxConfig
 
 ISSUES = "/repos/acme/agents/issues"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import aiohttp
 
-from tests.ticketing.sandbox.clients import auth, user
-from ticketing.sandbox import RunningSandbox, SandboxConfig
+from embedded_github import RunningSandbox, SandboxConfig
+from tests.embedded_github.clients import auth, user
 
 ISSUES = "/repos/acme/agents/issues"
 TRAILER = "<!-- ticketproxy-signature: eyJhbGciOiJFZERTQSJ9.e30.sig -->"

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from auth.audit import NEEDS_REVIEW, render_record_line
-from ticketing.fences import backtick_fence
-from ticketing.markdown import escape_inline, format_span, format_utc, neutralise_markers
+from ticketing.render.fences import backtick_fence
+from ticketing.render.markdown import escape_inline, format_span, format_utc, neutralise_markers
 
 __all__ = [
     "REPLY_MARKER_PREFIX",

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ticketing.answers import TOOL_CALL_INFO
-from ticketing.fences import backtick_fence, fenced_blocks
-from ticketing.markdown import block_text, escape_inline, neutralise_markers, split_lines
-from ticketing.replies import REPLY_MARKER_PREFIX
+from ticketing.render.fences import backtick_fence, fenced_blocks
+from ticketing.render.markdown import block_text, escape_inline, neutralise_markers, split_lines
+from ticketing.render.replies import REPLY_MARKER_PREFIX
 
 __all__ = [
     "DRAFT_MARKER_PREFIX",

@@ -8,9 +8,9 @@ import aiohttp
 import pytest
 from github import GithubException
 
+from embedded_github import RunningSandbox, Sandbox, SandboxConfig, start_sandbox
+from tests.embedded_github.clients import auth, github_client, user
 from tests.github_openapi.contract import ContractChecker
-from tests.ticketing.sandbox.clients import auth, github_client, user
-from ticketing.sandbox import RunningSandbox, Sandbox, SandboxConfig, start_sandbox
 
 ISSUES = "/repos/acme/agents/issues"
 

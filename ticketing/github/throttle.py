@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from .errors import GitHubUnavailable
+from ticketing.errors import GitHubUnavailable
 
 # Keep a little clear of the window edge: GitHub's own clock and ours differ slightly.
 _EDGE = 0.05

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ticketing.markdown import split_lines
+from ticketing.render.markdown import split_lines
 
 __all__ = [
     "FencedBlock",

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .errors import TicketingError
-from .github_client import Comment, parse_github_time
+from ticketing.errors import TicketingError
+from ticketing.github.client import Comment, parse_github_time
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 EVENT_HEADER = "X-GitHub-Event"

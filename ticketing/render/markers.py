@@ -3,7 +3,7 @@
 Pure: no I/O. A marker is an HTML comment alone on its line: ``<!-- ticketproxy:request
 KEY -->`` in an issue body, ``<!-- ticketproxy:step N KEY -->`` in a step comment (the
 step number first, so a reader such as ``ticketproxy answer`` knows the newest step).
-Agent text can never contain ``<!--`` (see :func:`ticketing.markdown.neutralise_markers`),
+Agent text can never contain ``<!--`` (see :func:`ticketing.render.markdown.neutralise_markers`),
 so an exact marker line was written by the renderer.
 
 A key that is not 1 to 128 lowercase hex digits, or a step outside 2 to 999999, raises

@@ -1,17 +1,17 @@
 """The two ways the renderer shows a value: a code fence it cannot close, or inline.
 
-Pure: no I/O. The escaping is :mod:`ticketing.markdown`'s, which the bot's replies share;
-fence lengths come from :mod:`ticketing.fences`. ``<!--`` and ``-->`` get a word joiner
+Pure: no I/O. The escaping is :mod:`ticketing.render.markdown`'s, which the bot's replies share;
+fence lengths come from :mod:`ticketing.render.fences`. ``<!--`` and ``-->`` get a word joiner
 inside fences too, so agent text never forges a hidden marker. Internal to the renderer:
-:mod:`ticketing.render` re-exports what callers use.
+:mod:`ticketing.render.ticket` re-exports what callers use.
 """
 
 from __future__ import annotations
 
 import re
 
-from ticketing.fences import backtick_fence
-from ticketing.markdown import escape_inline, neutralise_markers
+from ticketing.render.fences import backtick_fence
+from ticketing.render.markdown import escape_inline, neutralise_markers
 
 # A code span is kept for values that need no escaping at all (model ids, request ids).
 _PLAIN_CODE = re.compile(r"[A-Za-z0-9._:+/=-]{1,100}")

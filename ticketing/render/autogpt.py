@@ -40,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ticketing.markdown import split_lines
+from ticketing.render.markdown import split_lines
 from ticketing.request import ChatRequest
 
 __all__ = [

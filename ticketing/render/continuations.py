@@ -7,7 +7,7 @@ with a bot-reply marker line, so the answer finder never reads it as an answer.
 packs it into comments and reports which comments hold each item, so the body's notes can
 name them.
 
-Internal to the renderer: :mod:`ticketing.render` re-exports what callers use.
+Internal to the renderer: :mod:`ticketing.render.ticket` re-exports what callers use.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ticketing.layout import (
+from ticketing.render.layout import (
     DROPPED,
     GITHUB_BODY_LIMIT,
     Guide,
@@ -27,9 +27,9 @@ from ticketing.layout import (
     template_shown,
     unit_heading,
 )
-from ticketing.markdown import clip, escape_inline
-from ticketing.replies import REPLY_MARKER_PREFIX
-from ticketing.snippets import code, fence
+from ticketing.render.markdown import clip, escape_inline
+from ticketing.render.replies import REPLY_MARKER_PREFIX
+from ticketing.render.snippets import code, fence
 
 _CONTINUATION_MARKER = f"{REPLY_MARKER_PREFIX}continuation -->"
 # Room kept in each continuation for its heading, listing (capped) and marker line.

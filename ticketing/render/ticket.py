@@ -13,9 +13,10 @@ tool calls, even the model name) is untrusted, so the renderer guarantees that i
 
 This module holds the entry points and what every ticket has: the title, the header table
 and the how-to. The rest is in smaller modules, whose public names it re-exports:
-:mod:`ticketing.markers` (the marker lines), :mod:`ticketing.snippets` (fences and inline
-values), :mod:`ticketing.layout` (the conversation's sections, the answer template, fitting
-the body) and :mod:`ticketing.continuations` (the comments that hold the rest).
+:mod:`ticketing.render.markers` (the marker lines), :mod:`ticketing.render.snippets` (fences
+and inline values), :mod:`ticketing.render.layout` (the conversation's sections, the answer
+template, fitting the body) and :mod:`ticketing.render.continuations` (the comments that hold
+the rest).
 
 :func:`render_step` renders a later step of the same agent run as a *step comment* on the
 run's issue, showing only what is new; its ticket reference names the step (``#12/3``).
@@ -31,9 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from ticketing.autogpt import autogpt_task
-from ticketing.continuations import collect_overflow, render_continuations
-from ticketing.layout import (
+from ticketing.references import parse_ticket_reference, ticket_reference
+from ticketing.render.autogpt import autogpt_task
+from ticketing.render.continuations import collect_overflow, render_continuations
+from ticketing.render.layout import (
     GITHUB_BODY_LIMIT,
     Guide,
     Locator,
@@ -45,8 +47,8 @@ from ticketing.layout import (
     render_guide,
     step_layout,
 )
-from ticketing.markdown import escape_inline, format_span, format_utc, inert_line
-from ticketing.markers import (
+from ticketing.render.markdown import escape_inline, format_span, format_utc, inert_line
+from ticketing.render.markers import (
     MARKER_PREFIX,
     STEP_MARKER_PREFIX,
     find_request_marker,
@@ -55,10 +57,9 @@ from ticketing.markers import (
     request_marker,
     step_marker,
 )
-from ticketing.references import parse_ticket_reference, ticket_reference
-from ticketing.replies import REPLY_MARKER_PREFIX
+from ticketing.render.replies import REPLY_MARKER_PREFIX
+from ticketing.render.snippets import CELL_LIMIT, code
 from ticketing.request import ChatRequest, Message
-from ticketing.snippets import CELL_LIMIT, code
 
 __all__ = [
     "GITHUB_BODY_LIMIT",

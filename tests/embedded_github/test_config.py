@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ticketing.sandbox import (
+from embedded_github import (
     SandboxConfig,
     SandboxConfigError,
     SandboxUser,

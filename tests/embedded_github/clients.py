@@ -7,7 +7,7 @@ from contextlib import contextmanager
 
 from github import Auth, Github
 
-from ticketing.sandbox import RunningSandbox, SandboxConfig, SandboxUser
+from embedded_github import RunningSandbox, SandboxConfig, SandboxUser
 
 
 def user(config: SandboxConfig, login: str) -> SandboxUser:

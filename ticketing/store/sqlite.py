@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 
-from .errors import StoreError
+from ticketing.errors import StoreError
 
 SCHEMA_VERSION = 7
 
