@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
@@ -31,6 +32,8 @@ from auth.jwk import PRIVATE_MEMBERS, PublicKey, public_key_from_members, public
 from auth.keys import SigningKey, public_jwk
 from auth.logins import is_valid_login
 from auth.roles import Role
+
+log = logging.getLogger(__name__)
 
 _ENTRY_MEMBERS = frozenset(
     {"kty", "crv", "x", "y", "kid", "alg", "use", "login", "user_id", "roles"}
@@ -284,3 +287,22 @@ def _write_atomically(path: Path, text: str) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
+
+
+class KeyringSource:
+    """Load the keyring file, reloading it when it changes on disk (revocation, rotation)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._mtime: float | None = None
+        self._keyring = Keyring()
+        self.current()
+
+    def current(self) -> Keyring:
+        """Return the keyring as the file says now."""
+        mtime = self.path.stat().st_mtime
+        if mtime != self._mtime:
+            self._keyring = Keyring.load(self.path)
+            self._mtime = mtime
+            log.info("keyring loaded: %d key(s) from %s", len(self._keyring), self.path)
+        return self._keyring

@@ -13,9 +13,11 @@ from datetime import datetime, timedelta
 
 from aiohttp import web
 
+from auth.keyring import KeyringSource
 from auth.policy import ReviewPolicy
+from ticketing.clock import utc_now
 from ticketing.coordination import Coordinator, LocalCoordinator
-from ticketing.desk import Desk, DeskSettings, KeyringSource, utc_now
+from ticketing.desk import Desk, DeskSettings
 from ticketing.errors import GitHubError
 from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
 from ticketing.github.throttle import WriteThrottle
@@ -123,7 +125,6 @@ def create_app(
             ),
             bot_login=desk_bot_login,
             clock=clock,
-            sleep=sleep,
             coordinator=coordinator,
         )
         app[DESK] = desk

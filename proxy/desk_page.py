@@ -27,7 +27,8 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from ticketing.desk import Desk, decode_release, utc_now
+from ticketing.clock import utc_now
+from ticketing.desk import Desk, decode_release
 from ticketing.github.client import GITHUB_API_URL
 from ticketing.render.redact import redact_request
 from ticketing.render.templates import answer_template

@@ -25,7 +25,7 @@ from typing import Any
 
 from aiohttp import web
 
-from ticketing.desk import utc_now
+from ticketing.clock import utc_now
 from ticketing.github.webhooks import (
     COMMENT_EVENT,
     DELIVERY_HEADER,

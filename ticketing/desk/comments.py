@@ -1,0 +1,279 @@
+"""Where a signed comment is verified and acted on: the executor of the decision table.
+
+:meth:`SignedComments.consider` gathers the facts about one comment (its ticket, the
+answer or candidate it meets), asks :func:`ticketing.desk.decisions.decide` what to do,
+establishes each fact that asks for (the signature verified by :func:`auth.verify.
+verify_comment`, the jti claimed among replicas, the release checked by
+:func:`ticketing.answers.prepare_release` and the review policy, the judgement recorded),
+and carries out the action: accept and release, hold for review, count a judgement, or
+refuse with one reply.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import replace
+
+from auth.comment import TRAILER_PREFIX
+from auth.keyring import Keyring
+from auth.policy import decide as decide_review
+from auth.verify import Accepted, Verdict, verify_comment
+from ticketing.answers import Release, prepare_release
+from ticketing.clock import Clock
+from ticketing.coordination import Coordinator
+from ticketing.github.client import Comment
+from ticketing.github.write_queue import WriteQueue
+from ticketing.render.replies import (
+    is_bot_reply,
+    render_late_answer_reply,
+    render_rejection_reply,
+    render_unreleasable_reply,
+)
+from ticketing.request import ChatRequest
+from ticketing.store.sqlite import ReplyClaim, StoredAnswer, Ticket, TicketState, TicketStore
+
+from . import decisions as d
+from .counters import AnswerCounters
+from .outcome import encode_release
+from .review import Review, queue_answered_label
+from .runs import Runs
+from .settings import REACTION_REFUSED, REACTION_SEEN, DeskSettings
+from .waiters import Waiters
+
+__all__ = ["SignedComments"]
+
+log = logging.getLogger(__name__)
+
+
+class SignedComments:
+    """Verify each new comment on a ticket and do what the decision table says."""
+
+    def __init__(
+        self,
+        *,
+        store: TicketStore,
+        followups: WriteQueue,
+        coordinator: Coordinator,
+        keyring: Callable[[], Keyring],
+        waiters: Waiters,
+        runs: Runs,
+        review: Review,
+        counters: AnswerCounters,
+        settings: DeskSettings,
+        clock: Clock,
+        bot_login: str | None,
+    ) -> None:
+        self._store = store
+        self._followups = followups
+        self._coordinator = coordinator
+        self._keyring = keyring
+        self._waiters = waiters
+        self._runs = runs
+        self._review = review
+        self._counters = counters
+        self.settings = settings
+        self._clock = clock
+        self._bot_login = bot_login
+
+    async def consider(self, comment: Comment) -> None:
+        """Act on one new or edited comment, found by the poll or a webhook."""
+        facts, ticket = self._first_facts(comment)
+        request: ChatRequest | None = None
+        while True:
+            step = d.decide(facts)
+            if isinstance(step, d.Verify):
+                assert ticket is not None
+                verdict = self._verify(ticket, comment, step)
+                facts = replace(facts, verdict=verdict)
+            elif isinstance(step, d.ClaimJti):
+                assert isinstance(facts.verdict, Accepted)
+                facts = replace(facts, jti_fresh=await self._claim_jti(facts.verdict, comment))
+            elif isinstance(step, d.CheckRelease):
+                assert ticket is not None
+                assert isinstance(facts.verdict, Accepted)
+                # Seen and verified: the editor knows at a glance the proxy has it.
+                self._followups.react(
+                    comment.issue_number, comment.id, REACTION_SEEN, request_id=ticket.request_id
+                )
+                stored = self._store.request_for(ticket.id)
+                request = ChatRequest.from_json(stored) if stored else None
+                release = (
+                    prepare_release(facts.verdict.text, request, call_id_seed=ticket.request_key)
+                    if request is not None
+                    else Release(content=facts.verdict.text, tool_calls=(), finish_reason="stop")
+                )
+                review = (
+                    decide_review(self.settings.policy, release.commands())
+                    if isinstance(release, Release)
+                    else None
+                )
+                facts = replace(facts, release=release, review=review)
+            elif isinstance(step, d.RecordJudgement):
+                assert ticket is not None
+                assert facts.candidate is not None
+                assert isinstance(facts.verdict, Accepted)
+                tally = self._review.record(ticket, comment, facts.candidate, facts.verdict)
+                facts = replace(facts, recorded=tally is not None, tally=tally)
+            else:
+                if ticket is not None:
+                    self._act(step, ticket, comment, facts, request)
+                return
+
+    def _first_facts(self, comment: Comment) -> tuple[d.CommentFacts, Ticket | None]:
+        """Read what the decision starts from: who wrote it, its ticket, what the ticket holds."""
+        bot = self._bot_login
+        from_bot = (
+            bot is not None and comment.author_login.lower() == bot.lower()
+        ) or is_bot_reply(comment.body)
+        ticket = None if from_bot else self._store.ticket_for_issue(comment.issue_number)
+        facts = d.CommentFacts(
+            from_bot=from_bot,
+            signed=TRAILER_PREFIX in comment.body,
+            state=None if ticket is None else ticket.state,
+        )
+        if ticket is None or not facts.signed:
+            return facts, ticket
+        if ticket.state is TicketState.NEEDS_REVIEW:
+            facts = replace(facts, candidate=self._store.pending_candidate(ticket.id))
+        elif ticket.state is not TicketState.OPEN:
+            answer = self._store.answer_for(ticket.id)
+            accepted = answer is not None and answer.comment_id == comment.id
+            facts = replace(facts, is_accepted_answer=accepted)
+        return facts, ticket
+
+    def _verify(self, ticket: Ticket, comment: Comment, step: d.Verify) -> Verdict:
+        """Verify a signed comment on this ticket with the keyring and the used jtis."""
+        return verify_comment(
+            comment.body,
+            author_login=comment.author_login,
+            author_id=comment.author_id,
+            ticket=self.settings.ticket_ref(ticket),
+            keyring=self._keyring(),
+            now=self._clock(),
+            is_jti_used=self._store.is_jti_used,
+            acts=step.acts,
+            judged_digest=step.judged_digest,
+            limits=self.settings.verify_limits,
+        )
+
+    async def _claim_jti(self, verdict: Accepted, comment: Comment) -> bool:
+        """Claim the signature's jti for this comment among replicas; False if it is taken."""
+        limits = self.settings.verify_limits
+        # Kept as long as any signature can be valid: past that, its own exp refuses it.
+        ttl = limits.max_lifetime + 2 * limits.leeway
+        holder = f"comment:{comment.id}"
+        if await self._coordinator.claim_jti(verdict.jti, holder=holder, ttl=ttl):
+            return True
+        log.info(
+            "comment %d by %s refused: its jti was already used by another comment",
+            comment.id,
+            comment.author_login,
+        )
+        return False
+
+    def _act(
+        self,
+        action: d.Action,
+        ticket: Ticket,
+        comment: Comment,
+        facts: d.CommentFacts,
+        request: ChatRequest | None,
+    ) -> None:
+        """Carry out what the decision table said."""
+        if isinstance(action, d.Refuse):
+            self._refuse(ticket, comment, action)
+        elif isinstance(action, d.Accept):
+            self._accept(ticket, comment, action.verdict, action.release, request)
+        elif isinstance(action, d.HoldForReview):
+            self._review.hold(ticket, comment, action.verdict, action.release, action.decision)
+        elif isinstance(action, d.ReleaseApproved):
+            assert facts.candidate is not None
+            self._review.release_approved(
+                ticket, comment.issue_number, facts.candidate, action.tally
+            )
+        elif isinstance(action, d.ReopenRejected):
+            assert facts.candidate is not None
+            self._review.reopen_rejected(ticket, comment, facts.candidate, action.verdict)
+        elif isinstance(action, d.AwaitApprovals):
+            assert facts.candidate is not None
+            log.info(
+                "request_id=%s ticket %d: %d of %d approval(s)",
+                ticket.request_id,
+                ticket.id,
+                len(action.tally.approvals),
+                facts.candidate.required,
+            )
+
+    def _accept(
+        self,
+        ticket: Ticket,
+        comment: Comment,
+        verdict: Accepted,
+        release: Release,
+        request: ChatRequest | None,
+    ) -> None:
+        stored = StoredAnswer(
+            ticket_id=ticket.id,
+            comment_id=comment.id,
+            comment_url=comment.url,
+            text=verdict.text,
+            signer=verdict.signer,
+            kid=verdict.kid,
+            jti=verdict.jti,
+            digest=verdict.digest,
+            accepted_at=self._clock(),
+            delivered_at=None,
+            release=encode_release(release),
+        )
+        label = queue_answered_label(self._followups, ticket, comment.issue_number)
+        if not self._store.accept_answer(stored):
+            self._followups.cancel(label, "the ticket was no longer open")
+            return
+        self._runs.link_reply(ticket, release, request)
+        self._counters.accepted += 1
+        log.info(
+            "request_id=%s ticket %d answered by %s (kid %s, comment %d)",
+            ticket.request_id,
+            ticket.id,
+            verdict.signer,
+            verdict.kid,
+            comment.id,
+        )
+        self._waiters.notify(ticket.id)
+
+    def _refuse(self, ticket: Ticket, comment: Comment, refusal: d.Refuse) -> None:
+        """Count a refused signed comment and tell its author why, once."""
+        self._counters.rejected[refusal.reason] += 1
+        if refusal.reply is d.Reply.LATE:
+            body = render_late_answer_reply(comment_url=comment.url, state=ticket.state.value)
+        elif refusal.reply is d.Reply.UNRELEASABLE:
+            body = render_unreleasable_reply(
+                comment_url=comment.url, author=comment.author_login, problems=refusal.problems
+            )
+        else:
+            body = render_rejection_reply(
+                comment_url=comment.url, author=comment.author_login, detail=refusal.detail
+            )
+        if refusal.reply is not d.Reply.LATE:
+            log.info(
+                "request_id=%s comment %d by %s refused (%s): %s",
+                ticket.request_id,
+                comment.id,
+                comment.author_login,
+                refusal.kind or refusal.reason,
+                refusal.detail or "; ".join(refusal.problems),
+            )
+        if refusal.kind is None:
+            return
+        # One reply per comment, and a cap per ticket, so that replies cannot be used to
+        # make the bot spam the repository.
+        if self._store.count_replies(ticket.id) >= self.settings.max_replies_per_ticket:
+            return
+        self._followups.reply_once(
+            comment.issue_number,
+            body,
+            claim=ReplyClaim(comment_id=comment.id, ticket_id=ticket.id, kind=refusal.kind),
+            reaction=REACTION_REFUSED,
+            request_id=ticket.request_id,
+        )

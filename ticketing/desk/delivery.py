@@ -1,0 +1,93 @@
+"""Delivery: record that a client received its answer, and close the ticket on GitHub."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from ticketing.clock import Clock
+from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.render.replies import render_delivered_notice
+from ticketing.store.sqlite import TicketState, TicketStore
+
+from .outcome import DeliveredOutcomes, Outcome
+from .settings import REACTION_DELIVERED, DeskSettings
+
+__all__ = ["Delivery"]
+
+log = logging.getLogger(__name__)
+
+
+class Delivery:
+    """Commit the first delivery of each answer, with its record on the ticket."""
+
+    def __init__(
+        self,
+        *,
+        store: TicketStore,
+        followups: WriteQueue,
+        delivered: DeliveredOutcomes,
+        settings: DeskSettings,
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._followups = followups
+        self._delivered = delivered
+        self.settings = settings
+        self._clock = clock
+
+    def delivered(self, outcome: Outcome) -> None:
+        """Record that a client received this outcome; close the issue on first delivery."""
+        ticket = outcome.ticket
+        if outcome.answer is None or ticket.issue_number is None:
+            return
+        if outcome.answer.delivered_at is not None:
+            self._delivered.remember(outcome)
+            return  # a re-delivery (the client retried after a lost response)
+        # Queued before the delivery is committed and sent only once it is (see followups):
+        # a crash in between can neither lose the close nor close an undelivered ticket.
+        close = self._followups.close(
+            ticket.issue_number,
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}, newest_step=True),
+        )
+        answer = outcome.answer
+        # GitHub's reactions hold no check mark: a rocket says "sent to the agent".
+        shipped = self._followups.react(
+            ticket.issue_number,
+            answer.comment_id,
+            REACTION_DELIVERED,
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
+        )
+        approvers = [
+            j.reviewer for j in self._store.judgements_for(answer.comment_id) if j.act == "approve"
+        ]
+        # The record of exactly which signed text the agent got, for `ticketproxy audit`.
+        notice = self._followups.comment(
+            ticket.issue_number,
+            render_delivered_notice(
+                comment_url=answer.comment_url,
+                signer=answer.signer,
+                kid=answer.kid,
+                delivered_at=self._clock(),
+                comment_id=answer.comment_id,
+                digest=answer.digest,
+                approvers=approvers,
+                ticket=self.settings.step_ref(ticket),
+            ),
+            request_id=ticket.request_id,
+            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
+        )
+        now = self._clock()
+        if self._store.mark_delivered(ticket.id, now=now):
+            log.info("request_id=%s ticket %d delivered", ticket.request_id, ticket.id)
+            self._delivered.remember(
+                Outcome(
+                    replace(ticket, state=TicketState.DELIVERED),
+                    replace(answer, delivered_at=now),
+                )
+            )
+        else:
+            for write in (notice, close, shipped):
+                self._followups.cancel(write, "delivered before")

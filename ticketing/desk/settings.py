@@ -1,0 +1,78 @@
+"""How the desk waits, polls and replies, and the names it gives tickets on GitHub."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from auth.policy import ReviewPolicy
+from auth.verify import VerifyLimits
+from ticketing.references import ticket_reference
+from ticketing.store.sqlite import Ticket
+
+__all__ = [
+    "LABEL",
+    "LABEL_ANSWERED",
+    "LABEL_AWAITING",
+    "LABEL_EXPIRED",
+    "LABEL_NEEDS_REVIEW",
+    "REACTION_DELIVERED",
+    "REACTION_REFUSED",
+    "REACTION_SEEN",
+    "DeskSettings",
+]
+
+LABEL = "ticketproxy"
+LABEL_AWAITING = "awaiting-answer"
+LABEL_ANSWERED = "answered"
+LABEL_EXPIRED = "expired"
+LABEL_NEEDS_REVIEW = "needs-review"
+# Reactions on an editor's signed comment: seen and verified, delivered, refused (GitHub's
+# reaction set has no check mark or cross: a rocket and a thumbs-down stand in for them).
+REACTION_SEEN = "eyes"
+REACTION_DELIVERED = "rocket"
+REACTION_REFUSED = "-1"
+
+
+@dataclass(frozen=True)
+class DeskSettings:
+    """How the desk waits, polls and replies."""
+
+    repo: str
+    poll_interval: float = 5.0
+    max_wait: timedelta = timedelta(hours=1)
+    redeliver_window: timedelta = timedelta(hours=1)
+    poll_overlap: timedelta = timedelta(seconds=5)
+    lock_issues: bool = True
+    max_replies_per_ticket: int = 5
+    verify_limits: VerifyLimits = field(default_factory=VerifyLimits)
+    # While webhooks arrive, poll this many times less often (the backstop).
+    webhook_backstop_factor: float = 6.0
+    # Which answers wait for security reviewers' signed approvals.
+    policy: ReviewPolicy = field(default_factory=ReviewPolicy.default)
+    # With several replicas, only the holder of this lease polls GitHub; a replica that
+    # stops (or dies) without renewing it hands polling over within this long.
+    poll_lease: timedelta = timedelta(seconds=15)
+    # The answer page's address, linked from every ticket (None: tickets name /desk/ only).
+    answer_page: str | None = None
+
+    def ticket_ref(self, ticket: Ticket) -> str:
+        """Return the reference a signature's ``aud`` must name: ``owner/repo#N`` or ``#N/step``.
+
+        The step is part of it, so a signature for one step of an agent run can answer
+        no other step on the same issue.
+        """
+        if ticket.issue_number is None:
+            raise ValueError(f"ticket {ticket.id} has no issue yet")
+        return ticket_reference(self.repo, ticket.issue_number, ticket.step)
+
+    def step_ref(self, ticket: Ticket) -> str | None:
+        """Return the reference a bot record names for a later step; None for the issue."""
+        return self.ticket_ref(ticket) if ticket.step > 1 else None
+
+    def page_of(self, ticket: Ticket) -> str | None:
+        """Return the answer page's address that opens this ticket, if the page is known."""
+        page = self.answer_page
+        if page is None or ticket.issue_number is None:
+            return page
+        return f"{page}?ticket={ticket.issue_number}"

@@ -1,0 +1,196 @@
+"""Where a completion waits: one future per waiting client, settled by an answer or expiry.
+
+Each front calls :meth:`Waiters.watch` with the ticket its request opened (or re-attached
+to) and awaits the future. The future is settled when the ticket is answered (found by the
+:mod:`~ticketing.desk.finder`, here or on another replica) or expires at its deadline: one
+timer per ticket, however many clients wait for it. Expiry fails closed: it queues the
+notice, the label and the close on GitHub, and the clients get an outcome with no answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from ticketing.clock import Clock
+from ticketing.errors import DeskStopped
+from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.render.replies import render_expired_notice
+from ticketing.store.sqlite import Ticket, TicketState, TicketStore
+
+from .outcome import DeliveredOutcomes, Outcome
+from .settings import LABEL, LABEL_EXPIRED
+from .wakeups import Announcer
+
+__all__ = ["Waiters"]
+
+log = logging.getLogger(__name__)
+
+
+class Waiters:
+    """Futures of waiting clients by ticket, their deadline timers, and expiry."""
+
+    def __init__(
+        self,
+        *,
+        store: TicketStore,
+        followups: WriteQueue,
+        announcer: Announcer,
+        delivered: DeliveredOutcomes,
+        clock: Clock,
+    ) -> None:
+        self._store = store
+        self._followups = followups
+        self._announcer = announcer
+        self._delivered = delivered
+        self._clock = clock
+        self._watchers: dict[int, list[asyncio.Future[Outcome]]] = {}
+        self._deadline_timers: dict[int, asyncio.TimerHandle] = {}
+        self._stopped = False
+
+    def settled(self, ticket: Ticket) -> Outcome | None:
+        """Return the ticket's outcome if it is already decided, without waiting."""
+        remembered = self._delivered.recent(ticket.request_key)
+        if remembered is not None and remembered.ticket.id == ticket.id:
+            return remembered
+        current = self._store.get_ticket(ticket.id)
+        return None if current is None else self._outcome_of(current)
+
+    def watch(self, ticket: Ticket) -> asyncio.Future[Outcome]:
+        """Return a future of the ticket's outcome: its answer, or its expiry at the deadline.
+
+        Cancelling the future (the client went away) leaves the ticket waiting.
+        """
+        if self._stopped:
+            raise DeskStopped()
+        # A plain future per waiting client, and one deadline timer per ticket: thousands of
+        # clients wait at once, and a task with its own timer each cost several KiB apiece.
+        future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
+        # Futures cancelled meanwhile (their clients left) are dropped here and when the
+        # ticket settles, rather than by a done-callback each.
+        watchers = [f for f in self._watchers.get(ticket.id, ()) if not f.done()]
+        watchers.append(future)
+        self._watchers[ticket.id] = watchers
+        try:
+            self._settle(ticket.id)
+        except BaseException:
+            future.cancel()  # the caller gets the error; nothing is left waiting
+            raise
+        return future
+
+    def notify(self, ticket_id: int) -> None:
+        """Settle this replica's waiters for a ticket that changed, and tell the others."""
+        self.wake(ticket_id)
+        self._announcer.announce(ticket_id)
+
+    def wake(self, ticket_id: int) -> None:
+        """Settle this replica's waiters for a ticket that may have changed."""
+        # Read afresh: an announcement may come without the ticket having finished.
+        self._settle_or_fail(ticket_id)
+
+    def expire(self, ticket: Ticket) -> None:
+        """Expire a pending ticket past its deadline and say so on GitHub."""
+        writes: list[int] = []
+        number = ticket.issue_number
+        if number is None and ticket.step > 1 and ticket.thread_id is not None:
+            # A step whose comment was perhaps posted, but never confirmed (the client gave
+            # up): its run's issue still says that the step ended.
+            root = self._store.get_ticket(ticket.thread_id)
+            number = None if root is None else root.issue_number
+        if number is not None:
+            # Queued before the expiry is committed, sent only once it is (see followups).
+            notice = render_expired_notice(
+                deadline=ticket.deadline,
+                waited=ticket.deadline - ticket.created_at,
+                step=ticket.step,
+            )
+            guard = Guard.ticket_in(ticket.id, {TicketState.EXPIRED})
+            # The issue's labels and state belong to its newest step.
+            newest = Guard.ticket_in(ticket.id, {TicketState.EXPIRED}, newest_step=True)
+            request_id = ticket.request_id
+            writes = [
+                self._followups.comment(number, notice, request_id=request_id, only_if=guard),
+                self._followups.set_labels(
+                    number, [LABEL, LABEL_EXPIRED], request_id=request_id, only_if=newest
+                ),
+                self._followups.close(number, request_id=request_id, only_if=newest),
+            ]
+        if not self._store.expire(ticket.id, now=self._clock()):
+            for write in writes:
+                self._followups.cancel(write, "the ticket was no longer pending")
+            return
+        log.info("request_id=%s ticket %d expired", ticket.request_id, ticket.id)
+        self.notify(ticket.id)
+
+    def expire_overdue(self) -> None:
+        """Expire every pending ticket whose deadline has passed."""
+        for ticket in self._store.overdue_tickets(self._clock()):
+            self.expire(ticket)
+
+    def stop(self) -> None:
+        """Release every waiting client with DeskStopped: its retry re-attaches."""
+        self._stopped = True
+        for timer in self._deadline_timers.values():
+            timer.cancel()
+        self._deadline_timers.clear()
+        # Nothing will settle these any more: their clients are told to retry, and the
+        # retry re-attaches to the ticket (on this process restarted, or another replica).
+        for ticket_id in list(self._watchers):
+            for future in self._unwatch(ticket_id):
+                if not future.done():
+                    future.set_exception(DeskStopped())
+
+    def _outcome_of(self, current: Ticket) -> Outcome | None:
+        """Return how a ticket ended, as the store says now, or None while it waits."""
+        if current.state in {TicketState.ANSWERED, TicketState.DELIVERED}:
+            return Outcome(current, self._store.answer_for(current.id))
+        if current.state is TicketState.EXPIRED:
+            return Outcome(current, None)
+        return None
+
+    def _settle(self, ticket_id: int) -> None:
+        """Hand a finished ticket's outcome to its watchers; expire it if overdue."""
+        while ticket_id in self._watchers:
+            if all(future.done() for future in self._watchers[ticket_id]):
+                self._unwatch(ticket_id)  # every client waiting here has left
+                return
+            current = self._store.get_ticket(ticket_id)
+            assert current is not None
+            outcome = self._outcome_of(current)
+            if outcome is not None:
+                for future in self._unwatch(ticket_id):
+                    if not future.done():
+                        future.set_result(outcome)
+                return
+            remaining = (current.deadline - self._clock()).total_seconds()
+            if remaining <= 0:
+                # Notifies the watchers (settling them) unless the ticket changed meanwhile;
+                # either way the next round reads it again.
+                self.expire(current)
+                continue
+            if ticket_id not in self._deadline_timers:
+                self._deadline_timers[ticket_id] = asyncio.get_running_loop().call_later(
+                    remaining, self._deadline_passed, ticket_id
+                )
+            return
+
+    def _unwatch(self, ticket_id: int) -> list[asyncio.Future[Outcome]]:
+        """Stop watching a ticket (and its deadline); return the futures that watched it."""
+        timer = self._deadline_timers.pop(ticket_id, None)
+        if timer is not None:
+            timer.cancel()
+        return self._watchers.pop(ticket_id, [])
+
+    def _deadline_passed(self, ticket_id: int) -> None:
+        self._deadline_timers.pop(ticket_id, None)
+        self._settle_or_fail(ticket_id)
+
+    def _settle_or_fail(self, ticket_id: int) -> None:
+        """Settle from a callback: a failure (say, of the store) goes to the watchers."""
+        try:
+            self._settle(ticket_id)
+        except Exception as exc:
+            log.exception("waiting on ticket %d failed", ticket_id)
+            for future in self._unwatch(ticket_id):
+                if not future.done():
+                    future.set_exception(exc)
