@@ -6,8 +6,8 @@ the GitHub every test talks to (through PyGithub, over HTTP). It never imports `
 
 from __future__ import annotations
 
-from .apps import InstallationGrant, verify_app_jwt
-from .config import (
+from embedded_github.apps import InstallationGrant, verify_app_jwt
+from embedded_github.config import (
     SandboxApp,
     SandboxConfig,
     SandboxConfigError,
@@ -15,9 +15,9 @@ from .config import (
     load_sandbox_config,
     save_sandbox_config,
 )
-from .dispatch import RecordedRequest
-from .server import RunningSandbox, Sandbox, start_sandbox
-from .webhooks import WebhookDelivery, WebhookTarget
+from embedded_github.dispatch import RecordedRequest
+from embedded_github.server import RunningSandbox, Sandbox, start_sandbox
+from embedded_github.webhooks import WebhookDelivery, WebhookTarget
 
 __all__ = [
     "InstallationGrant",

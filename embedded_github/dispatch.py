@@ -21,27 +21,32 @@ from urllib.parse import unquote
 from aiohttp import web
 from yarl import URL
 
-from .apps import looks_like_jwt, verify_app_jwt
-from .config import SandboxApp, SandboxUser
-from .errors import (
+from embedded_github.apps import looks_like_jwt, verify_app_jwt
+from embedded_github.config import SandboxApp, SandboxUser
+from embedded_github.errors import (
     RATE_LIMIT_DOCS,
     REST_DOCS,
     SECONDARY_RATE_LIMIT_DOCS,
     ApiError,
     not_found,
 )
-from .faults import FaultPlan, FaultQueue
-from .limits import UNAUTHENTICATED_LIMIT, CreationRateLimiter, PrimaryRateLimiter, RateStatus
-from .payloads import API_PREFIX, PayloadBuilder
-from .routes_account import ROUTES as ACCOUNT_ROUTES
-from .routes_apps import ROUTES as APP_ROUTES
-from .routes_comments import ROUTES as COMMENT_ROUTES
-from .routes_issues import ROUTES as ISSUE_ROUTES
-from .routes_labels import ROUTES as LABEL_ROUTES
-from .routes_reactions import ROUTES as REACTION_ROUTES
-from .routing import ApiCall, Reply, Route
-from .state import SandboxState
-from .timestamps import format_timestamp
+from embedded_github.faults import FaultPlan, FaultQueue
+from embedded_github.limits import (
+    UNAUTHENTICATED_LIMIT,
+    CreationRateLimiter,
+    PrimaryRateLimiter,
+    RateStatus,
+)
+from embedded_github.payloads import API_PREFIX, PayloadBuilder
+from embedded_github.routes_account import ROUTES as ACCOUNT_ROUTES
+from embedded_github.routes_apps import ROUTES as APP_ROUTES
+from embedded_github.routes_comments import ROUTES as COMMENT_ROUTES
+from embedded_github.routes_issues import ROUTES as ISSUE_ROUTES
+from embedded_github.routes_labels import ROUTES as LABEL_ROUTES
+from embedded_github.routes_reactions import ROUTES as REACTION_ROUTES
+from embedded_github.routing import ApiCall, Reply, Route
+from embedded_github.state import SandboxState
+from embedded_github.timestamps import format_timestamp
 
 ROUTES: tuple[Route, ...] = (
     *ACCOUNT_ROUTES,

@@ -12,9 +12,17 @@ from collections.abc import Callable, Mapping
 from typing import Any
 from urllib.parse import quote
 
-from .config import SandboxUser
-from .store import Author, CommentRow, IssueRow, LabelRow, ReactionRow, RepoRow, SandboxStore
-from .timestamps import format_timestamp
+from embedded_github.config import SandboxUser
+from embedded_github.store import (
+    Author,
+    CommentRow,
+    IssueRow,
+    LabelRow,
+    ReactionRow,
+    RepoRow,
+    SandboxStore,
+)
+from embedded_github.timestamps import format_timestamp
 
 API_PREFIX = "/api/v3"
 
