@@ -13,15 +13,8 @@ from typing import Any
 from urllib.parse import quote
 
 from embedded_github.config import SandboxUser
-from embedded_github.store import (
-    Author,
-    CommentRow,
-    IssueRow,
-    LabelRow,
-    ReactionRow,
-    RepoRow,
-    SandboxStore,
-)
+from embedded_github.store import SandboxStore
+from embedded_github.store_rows import Author, CommentRow, IssueRow, LabelRow, ReactionRow, RepoRow
 from embedded_github.timestamps import format_timestamp
 
 API_PREFIX = "/api/v3"

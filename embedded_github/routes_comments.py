@@ -14,7 +14,7 @@ from embedded_github.errors import (
 from embedded_github.routes_issues import body_object
 from embedded_github.routing import ApiCall, Reply, Route, paged, route
 from embedded_github.state import CommentChange, SandboxState, author_of, can_write
-from embedded_github.store import CommentRow, IssueRow
+from embedded_github.store_rows import CommentRow, IssueRow
 from embedded_github.timestamps import parse_since
 
 _DOCS = "https://docs.github.com/rest/issues/comments"

@@ -15,7 +15,7 @@ from embedded_github.limits import RateStatus
 from embedded_github.pagination import link_header, select_page
 from embedded_github.payloads import PayloadBuilder
 from embedded_github.state import SandboxState
-from embedded_github.store import CommentRow, IssueRow, RepoRow
+from embedded_github.store_rows import CommentRow, IssueRow, RepoRow
 
 T = TypeVar("T")
 

@@ -9,7 +9,8 @@ from typing import Literal
 
 from embedded_github.apps import InstallationGrant, new_installation_grant
 from embedded_github.config import SandboxApp, SandboxConfig, SandboxUser
-from embedded_github.store import Author, CommentRow, RepoRow, SandboxStore
+from embedded_github.store import SandboxStore
+from embedded_github.store_rows import Author, CommentRow, RepoRow
 from embedded_github.timestamps import to_epoch
 
 
