@@ -20,6 +20,7 @@ from urllib.parse import unquote
 from aiohttp import web
 from yarl import URL
 
+from embedded_github.account_payloads import API_PREFIX
 from embedded_github.callers import (
     Caller,
     anonymous_caller,
@@ -31,7 +32,7 @@ from embedded_github.callers import (
 from embedded_github.errors import ApiError
 from embedded_github.faults import FaultQueue
 from embedded_github.limits import CreationRateLimiter, PrimaryRateLimiter, RateStatus
-from embedded_github.payloads import API_PREFIX, PayloadBuilder
+from embedded_github.payloads import PayloadBuilder
 from embedded_github.responses import (
     CORS_HEADERS,
     CORS_PREFLIGHT_HEADERS,

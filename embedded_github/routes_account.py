@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from embedded_github.account_payloads import organization_id
 from embedded_github.errors import ApiError, not_found
-from embedded_github.payloads import organization_id
 from embedded_github.routing import ApiCall, Reply, Route, route
 
 _RATE_DOCS = (

@@ -5,10 +5,10 @@ Both operations need the App's JWT (checked by the dispatcher), not a token.
 
 from __future__ import annotations
 
+from embedded_github.account_payloads import JsonObject, organization_id
 from embedded_github.apps import APP_PERMISSIONS, UNDECODABLE
 from embedded_github.config import SandboxApp
 from embedded_github.errors import ApiError, not_found
-from embedded_github.payloads import JsonObject, organization_id
 from embedded_github.routing import ApiCall, Reply, Route, route
 from embedded_github.timestamps import format_timestamp
 

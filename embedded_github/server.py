@@ -12,11 +12,11 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
+from embedded_github.account_payloads import API_PREFIX
 from embedded_github.config import SandboxConfig, SandboxUser
 from embedded_github.dispatch import ApiDispatcher, RecordedRequest
 from embedded_github.faults import FaultPlan, FaultQueue
 from embedded_github.limits import CreationRateLimiter, PrimaryRateLimiter
-from embedded_github.payloads import API_PREFIX
 from embedded_github.state import SandboxState
 from embedded_github.store import SandboxStore
 from embedded_github.timestamps import utc_now
