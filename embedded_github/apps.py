@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 
 import jwt
 
-from .config import SandboxApp, SandboxUser
-from .errors import ApiError
+from embedded_github.config import SandboxApp, SandboxUser
+from embedded_github.errors import ApiError
 
 JWT_DOCS = "https://docs.github.com/rest"
 # GitHub's own limits: a JWT lives at most ten minutes, and clocks may drift by a minute.

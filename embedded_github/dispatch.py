@@ -1,47 +1,58 @@
-"""The API's front door: faults, authentication, rate limits, routing, ETags, headers, records.
+"""The API's front door: faults, authentication, rate limits, routing, ETags, records.
 
 Order, as on GitHub: credentials are checked first (a bad token is a 401 whatever the path),
 then the primary budget, then the route, then the secondary limit on creating content.
-A ``304 Not Modified`` does not spend the primary budget.
+A ``304 Not Modified`` does not spend the primary budget. Who the caller is lives in
+:mod:`embedded_github.callers`; how an answer is written, in :mod:`embedded_github.responses`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import itertools
 import json
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
 from yarl import URL
 
-from .apps import looks_like_jwt, verify_app_jwt
-from .config import SandboxApp, SandboxUser
-from .errors import (
-    RATE_LIMIT_DOCS,
-    REST_DOCS,
-    SECONDARY_RATE_LIMIT_DOCS,
-    ApiError,
-    not_found,
+from embedded_github.account_payloads import API_PREFIX
+from embedded_github.callers import (
+    Caller,
+    anonymous_caller,
+    authenticate,
+    primary_limit_exceeded,
+    require_route,
+    secondary_limit_exceeded,
 )
-from .faults import FaultPlan, FaultQueue
-from .limits import UNAUTHENTICATED_LIMIT, CreationRateLimiter, PrimaryRateLimiter, RateStatus
-from .payloads import API_PREFIX, PayloadBuilder
-from .routes_account import ROUTES as ACCOUNT_ROUTES
-from .routes_apps import ROUTES as APP_ROUTES
-from .routes_comments import ROUTES as COMMENT_ROUTES
-from .routes_issues import ROUTES as ISSUE_ROUTES
-from .routes_labels import ROUTES as LABEL_ROUTES
-from .routes_reactions import ROUTES as REACTION_ROUTES
-from .routing import ApiCall, Reply, Route
-from .state import SandboxState
-from .timestamps import format_timestamp
+from embedded_github.errors import ApiError
+from embedded_github.faults import FaultQueue
+from embedded_github.limits import CreationRateLimiter, PrimaryRateLimiter, RateStatus
+from embedded_github.payloads import PayloadBuilder
+from embedded_github.responses import (
+    CORS_HEADERS,
+    CORS_PREFLIGHT_HEADERS,
+    JSON_CONTENT_TYPE,
+    base_headers,
+    cache_headers,
+    encode_json,
+    error_response,
+    etag_matches,
+    fault_response,
+    weak_etag,
+)
+from embedded_github.routes_account import ROUTES as ACCOUNT_ROUTES
+from embedded_github.routes_apps import ROUTES as APP_ROUTES
+from embedded_github.routes_comments import ROUTES as COMMENT_ROUTES
+from embedded_github.routes_issues import ROUTES as ISSUE_ROUTES
+from embedded_github.routes_labels import ROUTES as LABEL_ROUTES
+from embedded_github.routes_reactions import ROUTES as REACTION_ROUTES
+from embedded_github.routing import ApiCall, Reply, Route
+from embedded_github.state import SandboxState
 
 ROUTES: tuple[Route, ...] = (
     *ACCOUNT_ROUTES,
@@ -52,21 +63,7 @@ ROUTES: tuple[Route, ...] = (
     *REACTION_ROUTES,
 )
 
-JSON_CONTENT_TYPE = "application/json; charset=utf-8"
 _BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
-# What GitHub's REST API sends so that pages in a browser can call it with a token.
-_CORS = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Expose-Headers": "ETag, Link, Location, Retry-After, X-GitHub-Request-Id,"
-    " X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, X-RateLimit-Used",
-}
-_CORS_PREFLIGHT = {
-    "Access-Control-Allow-Origin": "*",
-    "Access-Control-Allow-Methods": "GET, POST, PATCH, PUT, DELETE",
-    "Access-Control-Allow-Headers": "Authorization, Content-Type, Accept, If-None-Match,"
-    " X-GitHub-Api-Version",
-    "Access-Control-Max-Age": "86400",
-}
 
 
 @dataclass(frozen=True)
@@ -78,14 +75,6 @@ class RecordedRequest:
     query: dict[str, str] = field(hash=False)
     status: int
     login: str | None
-
-
-@dataclass(frozen=True)
-class _Caller:
-    user: SandboxUser | None
-    key: str
-    limit: int
-    app: SandboxApp | None = None
 
 
 class ApiDispatcher:
@@ -117,9 +106,9 @@ class ApiDispatcher:
         """Answer one API request."""
         if request.method == "OPTIONS" and "Access-Control-Request-Method" in request.headers:
             # A browser's CORS preflight: GitHub's API allows any origin (tokens, not cookies).
-            return web.Response(status=204, headers=_CORS_PREFLIGHT)
+            return web.Response(status=204, headers=CORS_PREFLIGHT_HEADERS)
         response = await self._handle(request)
-        response.headers.update(_CORS)
+        response.headers.update(CORS_HEADERS)
         return response
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
@@ -138,7 +127,7 @@ class ApiDispatcher:
                     # Abort, not close: the client must see the line die without an answer.
                     request.transport.abort()
                 return web.Response(status=502)
-            response = self._fault_response(fault, request_id, self._peek_rate(request))
+            response = fault_response(fault, request_id, self._peek_rate(request))
         self._record(request, path, response.status, login)
         return response
 
@@ -164,20 +153,20 @@ class ApiDispatcher:
     ) -> tuple[web.StreamResponse, str | None]:
         now = self._state.now()
         try:
-            caller = self._authenticate(request)
+            caller = authenticate(request, state=self._state, rate_limit=self._rate_limit)
         except ApiError as error:
-            anonymous = self._anonymous(request)
+            anonymous = anonymous_caller(request)
             rate = self._primary.consume(anonymous.key, limit=anonymous.limit, now=now)
-            return self._error_response(error, request_id, rate), None
+            return error_response(error, request_id, rate), None
         login = caller.user.login if caller.user else None
         rate = self._primary.status(caller.key, limit=caller.limit, now=now)
         found = self._match(request)
         counts = found is None or found[0].counts_against_limit
         if counts and rate.remaining <= 0:
-            exhausted = self._primary_exhausted(caller, request_id, now)
-            return self._error_response(exhausted, request_id, rate), login
+            exhausted = primary_limit_exceeded(caller, request_id, now)
+            return error_response(exhausted, request_id, rate), login
         try:
-            route, params = _require_route(found, caller)
+            route, params = require_route(found, caller)
             if route.creates_content:
                 self._check_secondary(caller, request_id, now)
             body = await self._read_body(request, route)
@@ -199,34 +188,15 @@ class ApiDispatcher:
         except ApiError as error:
             if counts:
                 rate = self._primary.consume(caller.key, limit=caller.limit, now=now)
-            return self._error_response(error, request_id, rate), login
+            return error_response(error, request_id, rate), login
         return self._reply_response(request, reply, request_id, caller, now, counts), login
-
-    def _authenticate(self, request: web.Request) -> _Caller:
-        header = request.headers.get("Authorization")
-        if header is None:
-            return self._anonymous(request)
-        scheme, _, token = header.strip().partition(" ")
-        if scheme.lower() == "bearer" and looks_like_jwt(token.strip()):
-            app = verify_app_jwt(token.strip(), apps=self._state.apps, now=self._state.now())
-            return _Caller(user=None, key=f"app:{app.id}", limit=self._rate_limit, app=app)
-        user = None
-        if scheme.lower() in ("token", "bearer") and token.strip():
-            user = self._state.user_for_token(token.strip())
-        if user is None:
-            raise ApiError(401, "Bad credentials", documentation_url=REST_DOCS)
-        return _Caller(user=user, key=f"user:{user.id}", limit=self._rate_limit)
 
     def _peek_rate(self, request: web.Request) -> RateStatus:
         try:
-            caller = self._authenticate(request)
+            caller = authenticate(request, state=self._state, rate_limit=self._rate_limit)
         except ApiError:
-            caller = self._anonymous(request)
+            caller = anonymous_caller(request)
         return self._primary.status(caller.key, limit=caller.limit, now=self._state.now())
-
-    def _anonymous(self, request: web.Request) -> _Caller:
-        address = request.remote or "unknown"
-        return _Caller(user=None, key=f"ip:{address}", limit=UNAUTHENTICATED_LIMIT)
 
     def _match(self, request: web.Request) -> tuple[Route, dict[str, str]] | None:
         # Match on the raw path so that an encoded "/" inside a label name stays inside it.
@@ -239,32 +209,9 @@ class ApiDispatcher:
                 return route, {key: unquote(value) for key, value in match.groupdict().items()}
         return None
 
-    def _primary_exhausted(self, caller: _Caller, request_id: str, now: int) -> ApiError:
-        support = (
-            f"If you reach out to GitHub Support for help, please include the request ID "
-            f"{request_id} and timestamp {format_timestamp(now).replace('T', ' ')[:-1]} UTC."
-        )
-        if caller.user is not None:
-            message = f"API rate limit exceeded for user ID {caller.user.id}. {support}"
-        else:
-            address = caller.key.removeprefix("ip:")
-            message = (
-                f"API rate limit exceeded for {address}. (But here's the good news: "
-                "Authenticated requests get a higher rate limit. Check out the documentation "
-                f"for more details.) {support}"
-            )
-        return ApiError(403, message, documentation_url=RATE_LIMIT_DOCS)
-
-    def _check_secondary(self, caller: _Caller, request_id: str, now: int) -> None:
+    def _check_secondary(self, caller: Caller, request_id: str, now: int) -> None:
         if not self._creations.allows(caller.key, now=now):
-            raise ApiError(
-                403,
-                "You have exceeded a secondary rate limit. Please wait a few minutes before you "
-                "try again. If you reach out to GitHub Support for help, please include the "
-                f"request ID {request_id}.",
-                documentation_url=SECONDARY_RATE_LIMIT_DOCS,
-                headers={"retry-after": "60"},
-            )
+            raise secondary_limit_exceeded(request_id)
         self._creations.record(caller.key, now=now)
 
     async def _read_body(self, request: web.Request, route: Route) -> Any:
@@ -291,118 +238,33 @@ class ApiDispatcher:
 
     # Responses ----------------------------------------------------------------------------
 
-    def _base_headers(self, request_id: str, rate: RateStatus) -> dict[str, str]:
-        headers = {
-            "x-github-api-version-selected": "2022-11-28",
-            "x-github-media-type": "github.v3; format=json",
-            "x-github-request-id": request_id,
-            "x-content-type-options": "nosniff",
-            "x-frame-options": "deny",
-        }
-        headers.update(rate.headers())
-        return headers
-
-    def _error_response(self, error: ApiError, request_id: str, rate: RateStatus) -> web.Response:
-        headers = self._base_headers(request_id, rate)
-        headers.update(error.headers)
-        return _json(error.status, error.body(), headers)
-
     def _reply_response(
         self,
         request: web.Request,
         reply: Reply,
         request_id: str,
-        caller: _Caller,
+        caller: Caller,
         now: int,
         counts: bool,
     ) -> web.Response:
-        body = None if reply.payload is None else _encode(reply.payload)
+        body = None if reply.payload is None else encode_json(reply.payload)
         etag = None
         if request.method == "GET" and reply.status == 200 and body is not None:
-            etag = f'W/"{hashlib.sha256(body).hexdigest()}"'
-            if _etag_matches(request.headers.get("If-None-Match"), etag):
+            etag = weak_etag(body)
+            if etag_matches(request.headers.get("If-None-Match"), etag):
                 # GitHub's documented rule: a 304 does not count against the primary limit.
                 rate = self._primary.status(caller.key, limit=caller.limit, now=now)
-                headers = self._base_headers(request_id, rate)
-                headers.update(_cache_headers(etag))
+                headers = base_headers(request_id, rate)
+                headers.update(cache_headers(etag))
                 return web.Response(status=304, headers=headers)
         rate = self._primary.status(caller.key, limit=caller.limit, now=now)
         if counts:
             rate = self._primary.consume(caller.key, limit=caller.limit, now=now)
-        headers = self._base_headers(request_id, rate)
+        headers = base_headers(request_id, rate)
         if etag is not None:
-            headers.update(_cache_headers(etag))
+            headers.update(cache_headers(etag))
         headers.update(reply.headers)
         if body is None:
             return web.Response(status=reply.status, headers=headers)
         headers["Content-Type"] = JSON_CONTENT_TYPE
         return web.Response(status=reply.status, body=body, headers=headers)
-
-    def _fault_response(self, fault: FaultPlan, request_id: str, rate: RateStatus) -> web.Response:
-        assert fault.status is not None  # a delay-only fault is answered by the real handler
-        headers = self._base_headers(request_id, rate)
-        headers.update(fault.headers)
-        if fault.status in (204, 304):
-            return web.Response(status=fault.status, headers=headers)
-        body: Mapping[str, Any]
-        if fault.body is not None:
-            body = fault.body
-        else:
-            body = {
-                "message": _phrase(fault.status),
-                "documentation_url": REST_DOCS,
-                "status": str(fault.status),
-            }
-        return _json(fault.status, body, headers)
-
-
-def _require_route(
-    found: tuple[Route, dict[str, str]] | None, caller: _Caller
-) -> tuple[Route, dict[str, str]]:
-    """Return the matched route, or raise GitHub's 404, or its 401 for a write without a token."""
-    if found is None:
-        raise not_found()
-    route, _ = found
-    if caller.app is not None and not route.app_only:
-        # An App's JWT only buys installation tokens; the work is done with those.
-        raise ApiError(403, "Resource not accessible by integration", documentation_url=route.docs)
-    if route.needs_auth and caller.user is None:
-        raise ApiError(401, "Requires authentication", documentation_url=route.docs)
-    return found
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Error"
-
-
-def _encode(payload: Any) -> bytes:
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _json(status: int, payload: Any, headers: dict[str, str]) -> web.Response:
-    headers = dict(headers)
-    headers["Content-Type"] = JSON_CONTENT_TYPE
-    return web.Response(status=status, body=_encode(payload), headers=headers)
-
-
-def _cache_headers(etag: str) -> dict[str, str]:
-    return {
-        "ETag": etag,
-        "Cache-Control": "private, max-age=60, s-maxage=60",
-        "Vary": "Accept, Authorization, Cookie, X-GitHub-OTP, Accept-Encoding",
-    }
-
-
-def _etag_matches(header: str | None, etag: str) -> bool:
-    if not header:
-        return False
-    # Weak comparison (RFC 9110 §13.1.2): W/"x" and "x" name the same representation.
-    wanted = etag.removeprefix("W/")
-    for candidate in header.split(","):
-        candidate = candidate.strip()
-        if candidate == "*" or candidate.removeprefix("W/") == wanted:
-            return True
-    return False

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .errors import ApiError, not_found
-from .payloads import organization_id
-from .routing import ApiCall, Reply, Route, route
+from embedded_github.account_payloads import organization_id
+from embedded_github.errors import ApiError, not_found
+from embedded_github.routing import ApiCall, Reply, Route, route
 
 _RATE_DOCS = (
     "https://docs.github.com/rest/rate-limit/rate-limit"

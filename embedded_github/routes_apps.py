@@ -5,12 +5,12 @@ Both operations need the App's JWT (checked by the dispatcher), not a token.
 
 from __future__ import annotations
 
-from .apps import APP_PERMISSIONS, UNDECODABLE
-from .config import SandboxApp
-from .errors import ApiError, not_found
-from .payloads import JsonObject, organization_id
-from .routing import ApiCall, Reply, Route, route
-from .timestamps import format_timestamp
+from embedded_github.account_payloads import JsonObject, organization_id
+from embedded_github.apps import APP_PERMISSIONS, UNDECODABLE
+from embedded_github.config import SandboxApp
+from embedded_github.errors import ApiError, not_found
+from embedded_github.routing import ApiCall, Reply, Route, route
+from embedded_github.timestamps import format_timestamp
 
 _APPS_DOCS = "https://docs.github.com/rest/apps/apps"
 _TOKEN_DOCS = f"{_APPS_DOCS}#create-an-installation-access-token-for-an-app"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .config import SandboxUser
-from .errors import (
+from embedded_github.config import SandboxUser
+from embedded_github.errors import (
     LOCKING_DOCS,
     ApiError,
     forbidden,
@@ -11,11 +11,11 @@ from .errors import (
     missing_field,
     validation_failed,
 )
-from .routes_issues import body_object
-from .routing import ApiCall, Reply, Route, paged, route
-from .state import CommentChange, SandboxState, author_of, can_write
-from .store import CommentRow, IssueRow
-from .timestamps import parse_since
+from embedded_github.routes_issues import body_object
+from embedded_github.routing import ApiCall, Reply, Route, paged, route
+from embedded_github.state import CommentChange, SandboxState, author_of, can_write
+from embedded_github.store_rows import CommentRow, IssueRow
+from embedded_github.timestamps import parse_since
 
 _DOCS = "https://docs.github.com/rest/issues/comments"
 

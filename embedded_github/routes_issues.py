@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import forbidden, invalid_field, missing_field, validation_failed
-from .routing import ApiCall, Reply, Route, paged, route
-from .state import author_of, can_write
-from .timestamps import parse_since
+from embedded_github.errors import forbidden, invalid_field, missing_field, validation_failed
+from embedded_github.routing import ApiCall, Reply, Route, paged, route
+from embedded_github.state import author_of, can_write
+from embedded_github.timestamps import parse_since
 
 _DOCS = "https://docs.github.com/rest/issues/issues"
 STATE_REASONS = ("completed", "not_planned", "reopened", "duplicate")

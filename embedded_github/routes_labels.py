@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .errors import ApiError, invalid_field, missing_field, validation_failed
-from .routes_issues import body_object, label_names, require_write
-from .routing import ApiCall, Reply, Route, paged, route
+from embedded_github.errors import ApiError, invalid_field, missing_field, validation_failed
+from embedded_github.routes_issues import body_object, label_names, require_write
+from embedded_github.routing import ApiCall, Reply, Route, paged, route
 
 _DOCS = "https://docs.github.com/rest/issues/labels"
 _COLOR = re.compile(r"[0-9a-fA-F]{6}")

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .errors import ApiError, forbidden, invalid_field, missing_field
-from .payloads import REACTION_CONTENTS
-from .routes_issues import body_object
-from .routing import ApiCall, Reply, Route, paged, route
-from .state import author_of, can_write
+from embedded_github.errors import ApiError, forbidden, invalid_field, missing_field
+from embedded_github.payloads import REACTION_CONTENTS
+from embedded_github.routes_issues import body_object
+from embedded_github.routing import ApiCall, Reply, Route, paged, route
+from embedded_github.state import author_of, can_write
 
 _DOCS = "https://docs.github.com/rest/reactions/reactions"
 

@@ -9,13 +9,13 @@ from typing import Any, TypeVar
 
 from yarl import URL
 
-from .config import SandboxApp, SandboxUser
-from .errors import invalid_field, not_found
-from .limits import RateStatus
-from .pagination import link_header, select_page
-from .payloads import PayloadBuilder
-from .state import SandboxState
-from .store import CommentRow, IssueRow, RepoRow
+from embedded_github.config import SandboxApp, SandboxUser
+from embedded_github.errors import invalid_field, not_found
+from embedded_github.limits import RateStatus
+from embedded_github.pagination import link_header, select_page
+from embedded_github.payloads import PayloadBuilder
+from embedded_github.state import SandboxState
+from embedded_github.store_rows import CommentRow, IssueRow, RepoRow
 
 T = TypeVar("T")
 

@@ -12,16 +12,16 @@ from typing import Any
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from .config import SandboxConfig, SandboxUser
-from .dispatch import ApiDispatcher, RecordedRequest
-from .faults import FaultPlan, FaultQueue
-from .limits import CreationRateLimiter, PrimaryRateLimiter
-from .payloads import API_PREFIX
-from .state import SandboxState
-from .store import SandboxStore
-from .timestamps import utc_now
-from .web_pages import WebPages
-from .webhooks import WebhookDelivery, WebhookSender, WebhookTarget
+from embedded_github.account_payloads import API_PREFIX
+from embedded_github.config import SandboxConfig, SandboxUser
+from embedded_github.dispatch import ApiDispatcher, RecordedRequest
+from embedded_github.faults import FaultPlan, FaultQueue
+from embedded_github.limits import CreationRateLimiter, PrimaryRateLimiter
+from embedded_github.state import SandboxState
+from embedded_github.store import SandboxStore
+from embedded_github.timestamps import utc_now
+from embedded_github.web_pages import WebPages
+from embedded_github.webhooks import WebhookDelivery, WebhookSender, WebhookTarget
 
 
 class Sandbox:

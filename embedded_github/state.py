@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from .apps import InstallationGrant, new_installation_grant
-from .config import SandboxApp, SandboxConfig, SandboxUser
-from .store import Author, CommentRow, RepoRow, SandboxStore
-from .timestamps import to_epoch
+from embedded_github.apps import InstallationGrant, new_installation_grant
+from embedded_github.config import SandboxApp, SandboxConfig, SandboxUser
+from embedded_github.store import SandboxStore
+from embedded_github.store_rows import Author, CommentRow, RepoRow
+from embedded_github.timestamps import to_epoch
 
 
 @dataclass(frozen=True)

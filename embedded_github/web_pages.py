@@ -13,11 +13,11 @@ from string import Template
 
 from aiohttp import web
 
-from .errors import ApiError
-from .routes_comments import post_comment
-from .state import SandboxState
-from .store import IssueRow, RepoRow
-from .timestamps import format_timestamp
+from embedded_github.errors import ApiError
+from embedded_github.routes_comments import post_comment
+from embedded_github.state import SandboxState
+from embedded_github.store_rows import IssueRow, RepoRow
+from embedded_github.timestamps import format_timestamp
 
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 

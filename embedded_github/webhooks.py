@@ -30,8 +30,8 @@ from typing import Any
 
 import aiohttp
 
-from .payloads import PayloadBuilder
-from .state import CommentChange, SandboxState
+from embedded_github.payloads import PayloadBuilder
+from embedded_github.state import CommentChange, SandboxState
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from embedded_github.store import Author, SandboxStore
+from embedded_github.store import SandboxStore
+from embedded_github.store_rows import Author
 
 BOT = Author("ticketproxy-bot", 1)
 

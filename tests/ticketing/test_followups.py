@@ -18,7 +18,7 @@ import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
 from embedded_github.state import author_of
-from embedded_github.store import CommentRow, IssueRow
+from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.sandbox_fixtures import ManualClock

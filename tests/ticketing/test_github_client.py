@@ -10,7 +10,7 @@ from github import BadCredentialsException, GithubException, RateLimitExceededEx
 
 from embedded_github import RunningSandbox, SandboxConfig
 from embedded_github.state import author_of
-from embedded_github.store import CommentRow
+from embedded_github.store_rows import CommentRow
 from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.client import Comment, GitHubClient, IssueRef, classify_github_failure
 from ticketing.render.ticket import request_marker
