@@ -21,15 +21,6 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from auth.audit import (
-    NEEDS_REVIEW,
-    AuditComment,
-    PendingAnswer,
-    TicketAudit,
-    audit_steps,
-    bot_records,
-    pending_answer,
-)
 from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
@@ -38,6 +29,15 @@ from auth.policy import ReviewPolicy, commands_in, decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
+from ticketing.audit import (
+    NEEDS_REVIEW,
+    AuditComment,
+    PendingAnswer,
+    TicketAudit,
+    audit_steps,
+    bot_records,
+    pending_answer,
+)
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import (
     GITHUB_API_URL,

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from github import Auth, Github
 
-from auth.audit import render_record_line
 from auth.comment import text_digest
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, write_signing_key
@@ -21,6 +20,7 @@ from auth.sign import sign_comment
 from auth.verify import Accepted, Rejected, RejectReason, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
+from ticketing.audit import render_record_line
 from ticketing.github.client import fetch_issue_once, fetch_tickets_once
 
 REPO = "acme/agents"

@@ -15,7 +15,7 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from auth.audit import NEEDS_REVIEW, render_record_line
+from ticketing.audit import NEEDS_REVIEW, render_record_line
 from ticketing.render.fences import backtick_fence
 from ticketing.render.markdown import escape_inline, format_span, format_utc, neutralise_markers
 
