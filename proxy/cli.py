@@ -30,7 +30,6 @@ from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 from ticketing.audit import (
-    NEEDS_REVIEW,
     AuditComment,
     PendingAnswer,
     TicketAudit,
@@ -49,7 +48,7 @@ from ticketing.github.client import (
 )
 from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render.drafts import DRAFT_REPLY_KIND, parse_draft_comment
-from ticketing.render.replies import REPLY_MARKER_PREFIX
+from ticketing.render.replies import NEEDS_REVIEW, REPLY_MARKER_PREFIX
 from ticketing.render.ticket import find_step_number
 
 from .app import create_app

@@ -13,7 +13,8 @@ opened the issue), each ending in the reply marker line of :mod:`ticketing.rende
     <!-- ticketproxy:reply needs-review -->   the answer awaits review (read by `approve`)
     <!-- ticketproxy:reply delivered -->      the answer was released to the agent
 
-and each holding exactly one record line, made by :func:`render_record_line`::
+and each holding exactly one record line, made by
+:func:`ticketing.render.markers.render_record_line`::
 
     comment_id=<id of the answer comment> sha256=<digest of the answer text>
 
@@ -25,7 +26,6 @@ answer released with fewer approvals than the policy requires.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -41,10 +41,10 @@ from auth.policy import Judgement, ReviewPolicy, commands_in, decide, tally_revi
 from auth.roles import Act
 from auth.verify import DEFAULT_LIMITS, Accepted, VerifyLimits, verify_comment
 from auth.verify import Verdict as VerifyVerdict
+from ticketing.render.markers import read_record_line
+from ticketing.render.replies import DELIVERED, NEEDS_REVIEW, reply_marker
 
 __all__ = [
-    "DELIVERED",
-    "NEEDS_REVIEW",
     "AuditComment",
     "BotRecord",
     "PendingAnswer",
@@ -55,18 +55,8 @@ __all__ = [
     "audit_ticket",
     "bot_records",
     "pending_answer",
-    "render_record_line",
 ]
 
-NEEDS_REVIEW = "needs-review"
-DELIVERED = "delivered"
-# The same prefix as ticketing.render.replies.REPLY_MARKER_PREFIX: auth may not import ticketing.
-_MARKER_PREFIX = "<!-- ticketproxy:reply "
-# `ticket=` names the step of an agent run the record is about (absent: the issue itself).
-_RECORD_RE = re.compile(
-    r"\s*comment_id=([1-9][0-9]{0,18}) sha256=([0-9a-f]{64})"
-    r"(?: ticket=([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[1-9][0-9]{0,9}(?:/[1-9][0-9]{0,5})?))?\s*"
-)
 _ANSWER = frozenset({Act.ANSWER})
 _JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 _JUDGING_VALUES = frozenset(act.value for act in _JUDGING)
@@ -175,22 +165,6 @@ class PendingAnswer:
         return self.digest != self.current_digest
 
 
-def render_record_line(*, comment_id: int, digest: str, ticket: str | None = None) -> str:
-    """Return the record line a bot notice carries: ``comment_id=<n> sha256=<hex>``.
-
-    With ``ticket`` (a step of an agent run, ``owner/repo#12/3``) the line ends in
-    ``ticket=<reference>``, so that the audit checks each step under its own reference.
-    """
-    line = f"comment_id={comment_id} sha256={digest}"
-    if ticket is not None:
-        line += f" ticket={ticket}"
-    if _RECORD_RE.fullmatch(line) is None:
-        raise ValueError(
-            "comment_id must be a positive id, digest a hex SHA-256 and ticket OWNER/REPO#N[/S]"
-        )
-    return line
-
-
 def bot_records(
     comments: Iterable[AuditComment], *, kind: str, bot_login: str
 ) -> tuple[BotRecord, ...]:
@@ -200,7 +174,7 @@ def bot_records(
     count, and only when exactly one line is a whole record line: untrusted text the bot
     quotes in a notice cannot add a record.
     """
-    marker = f"{_MARKER_PREFIX}{kind} -->"
+    marker = reply_marker(kind)
     records: list[BotRecord] = []
     for comment in sorted(comments, key=lambda c: (c.created_at, c.id)):
         if not same_login(comment.author_login, bot_login):
@@ -208,17 +182,17 @@ def bot_records(
         lines = comment.body.replace("\r\n", "\n").split("\n")
         if not any(line.strip() == marker for line in lines):
             continue
-        found = [m for m in map(_RECORD_RE.fullmatch, lines) if m is not None]
+        found = [r for r in map(read_record_line, lines) if r is not None]
         if len(found) != 1:
             continue
         records.append(
             BotRecord(
                 kind=kind,
-                comment_id=int(found[0].group(1)),
-                digest=found[0].group(2),
+                comment_id=found[0].comment_id,
+                digest=found[0].digest,
                 posted_at=comment.created_at,
                 notice_url=comment.url,
-                ticket=found[0].group(3),
+                ticket=found[0].ticket,
             )
         )
     return tuple(records)
@@ -350,9 +324,9 @@ def _about_step(comment: AuditComment, ref: str, issue_ticket: str, bot_login: s
 def _record_ticket(body: str, default: str) -> str:
     """Return the step a bot comment's record line names (default: the issue), unverified."""
     for line in body.replace("\r\n", "\n").split("\n"):
-        match = _RECORD_RE.fullmatch(line)
-        if match is not None:
-            return match.group(3) or default
+        record = read_record_line(line)
+        if record is not None:
+            return record.ticket or default
     return default
 
 
