@@ -29,14 +29,10 @@ from auth.policy import ReviewPolicy, commands_in, decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
-from ticketing.audit import (
-    AuditComment,
-    PendingAnswer,
-    TicketAudit,
-    audit_steps,
-    bot_records,
-    pending_answer,
-)
+from ticketing.audit.comments import AuditComment, bot_records
+from ticketing.audit.issue import audit_steps
+from ticketing.audit.pending import PendingAnswer, pending_answer
+from ticketing.audit.results import TicketAudit
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import (
     GITHUB_API_URL,

@@ -17,13 +17,10 @@ from auth.roles import Act, Role
 from auth.sign import sign_comment
 from auth.verify import Accepted, Rejected, RejectReason, verify_comment
 from tests.auth.team import NOW, TICKET, keyring_jwk, make_team
-from ticketing.audit import (
-    AuditComment,
-    audit_issue,
-    audit_ticket,
-    bot_records,
-    pending_answer,
-)
+from ticketing.audit.answer import audit_ticket
+from ticketing.audit.comments import AuditComment, bot_records
+from ticketing.audit.issue import audit_issue
+from ticketing.audit.pending import pending_answer
 from ticketing.render.markers import render_record_line
 from ticketing.render.replies import DELIVERED, NEEDS_REVIEW
 

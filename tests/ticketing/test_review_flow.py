@@ -13,7 +13,8 @@ from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from auth.roles import Act
 from tests.stack import REPO, Stack
-from ticketing.audit import AuditComment, audit_issue
+from ticketing.audit.comments import AuditComment
+from ticketing.audit.issue import audit_issue
 from ticketing.store.sqlite import TicketState
 
 PROMPT = [{"role": "user", "content": "Clean up the build folder."}]
