@@ -25,7 +25,7 @@ from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
 from auth.logins import same_login
-from auth.policy import ReviewPolicy, commands_in, decide
+from auth.policy import ReviewPolicy, decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
@@ -33,6 +33,7 @@ from ticketing.audit.comments import AuditComment, bot_records
 from ticketing.audit.issue import audit_steps
 from ticketing.audit.pending import PendingAnswer, pending_answer
 from ticketing.audit.results import TicketAudit
+from ticketing.commands import commands_in
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import (
     GITHUB_API_URL,

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from auth.policy import Judgement, ReviewPolicy, commands_in, decide, tally_review
+from auth.policy import Judgement, ReviewPolicy, decide, tally_review
 from ticketing.audit.comments import AuditComment, signed_text
 from ticketing.audit.results import SignedRecord, TicketAudit, finished_audit
+from ticketing.commands import commands_in
 
 __all__ = ["audit_review"]
 
