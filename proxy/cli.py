@@ -25,7 +25,8 @@ from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
 from auth.logins import same_login
-from auth.policy import ReviewPolicy, decide
+from auth.policy import ReviewPolicy
+from auth.review_decision import decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox

@@ -1,6 +1,6 @@
 """What an answer would make the agent run: its tool calls and AutoGPT's JSON commands.
 
-Pure: answer text and tool calls in, :class:`~auth.policy.Command` values out, for
+Pure: answer text and tool calls in, :class:`~auth.review_decision.Command` values out, for
 the review policy to judge. AutoGPT looks for its command in the whole reply, in fenced code
 blocks and in the outermost ``{...}`` span, so this reads all of them; a repeated JSON key
 yields every one of its values, because parsers disagree on which one wins.
@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from auth.policy import Command, CommandSource
+from auth.review_decision import Command, CommandSource
 
 __all__ = ["commands_in"]
 

@@ -30,7 +30,9 @@ from typing import Any
 from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
 from auth.logins import same_login
-from auth.policy import Command, Judgement, ReviewDecision, ReviewPolicy, decide, tally_review
+from auth.policy import ReviewPolicy
+from auth.review_decision import Command, ReviewDecision, decide
+from auth.review_tally import Judgement, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_comment
 from ticketing.answers import Refusal, Release, prepare_release

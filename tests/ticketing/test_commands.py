@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from auth.policy import Command
+from auth.review_decision import Command
 from tests.auth.test_policy import autogpt
 from ticketing.commands import commands_in
 

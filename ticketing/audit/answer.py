@@ -14,7 +14,8 @@ from datetime import UTC, datetime
 
 from auth.comment import text_digest
 from auth.keyring import Keyring
-from auth.policy import Judgement, ReviewPolicy
+from auth.policy import ReviewPolicy
+from auth.review_tally import Judgement
 from auth.roles import Act
 from auth.verify import DEFAULT_LIMITS, Accepted, VerifyLimits, verify_comment
 from auth.verify import Verdict as VerifyVerdict

@@ -1,7 +1,7 @@
 """The review audit: whether a released answer had the approvals its policy requires.
 
 Pure: the verified answer and judgements in, a :class:`~ticketing.audit.results.TicketAudit`
-out. Judgements are counted by :func:`auth.policy.tally_review`, the same rules the
+out. Judgements are counted by :func:`auth.review_tally.tally_review`, the same rules the
 live desk used, so the audit and the desk cannot disagree about who counted.
 """
 
@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from auth.policy import Judgement, ReviewPolicy, decide, tally_review
+from auth.policy import ReviewPolicy
+from auth.review_decision import decide
+from auth.review_tally import Judgement, tally_review
 from ticketing.audit.comments import AuditComment, signed_text
 from ticketing.audit.results import SignedRecord, TicketAudit, finished_audit
 from ticketing.commands import commands_in
