@@ -1,4 +1,5 @@
-"""Signed answers: keys, the keyring, the signed-comment format and its verification.
+"""Signed answers: keys, the keyring, the signed-comment format and its verification,
+and the review policy that says which answers wait for approvals and counts them.
 
 The package is pure: it reads and writes key files but makes no network calls, and it
 imports nothing from ``proxy``, ``ticketing`` or ``github``.

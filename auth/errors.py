@@ -13,6 +13,8 @@
 
 Verification never raises for a bad comment: :func:`auth.verify.verify_comment` returns a
 ``Rejected`` value instead, so only configuration and caller mistakes surface as exceptions.
+A caller's programming mistake (a naive ``now``, a negative leeway, an answer passed as a
+judgement) raises ``ValueError``, outside this tree: it is a bug to fix, not a refusal.
 """
 
 from __future__ import annotations

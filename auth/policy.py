@@ -1,52 +1,28 @@
-"""The review policy: which commands in an answer need a security reviewer's approval.
+"""The review policy: its rules, their argument checks, and reading them from a TOML file.
 
-Pure: TOML text and answer values in, decisions out. :func:`commands_in` reads every command
-an answer would make the agent run (its tool calls, and AutoGPT's JSON-in-content
-commands); :func:`decide` matches them against a :class:`ReviewPolicy` and returns how many
-distinct signed approvals the answer needs before release (0: release at once), with the
-findings to show the reviewer. :func:`tally_review` then counts the verified approvals and
-rejections of one answer, with the same rules for the live desk and the offline audit.
-
+Pure apart from reading the policy file. A :class:`ReviewPolicy` says which commands in an
+answer need a security reviewer's approval; :func:`auth.review_decision.decide` applies it.
 The policy file format is documented in the packaged ``auth/default-policy.toml``.
 Mistakes in a policy raise :class:`~auth.errors.PolicyError` naming the file, the rule and
-the fix. Findings quote untrusted names and values as JSON strings; whoever shows them on a
-ticket must still escape them for markdown.
+the fix.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import os
 import posixpath
 import re
 import tomllib
-from collections import deque
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from auth.errors import PolicyError
-from auth.logins import same_login
-from auth.roles import Act
-from auth.verify import Accepted
 
-__all__ = [
-    "ArgumentCheck",
-    "Command",
-    "Judgement",
-    "ReviewDecision",
-    "ReviewPolicy",
-    "ReviewTally",
-    "RiskFinding",
-    "Rule",
-    "commands_in",
-    "decide",
-    "tally_review",
-]
+__all__ = ["ArgumentCheck", "ReviewPolicy", "Rule", "quote_untrusted"]
 
 DEFAULT_POLICY_RESOURCE = "default-policy.toml"
 
@@ -59,144 +35,6 @@ _URL_RE = re.compile(
 )
 _DRIVE_RE = re.compile(r"[A-Za-z]:")
 _QUOTE_LIMIT = 80
-# A fenced code block anywhere in the text (CommonMark: ``` or ~~~, closed by the same run).
-_FENCED_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^ {0,3}\1[`~]*[ \t]*$", re.M | re.S)
-
-CommandSource = Literal["tool_call", "autogpt"]
-TallyState = Literal["approved", "rejected", "pending"]
-
-
-# --- commands -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Command:
-    """One command an answer makes the agent run: a tool call or an AutoGPT command."""
-
-    name: str
-    arguments: Mapping[str, Any]
-    source: CommandSource
-    # False when the arguments were not a JSON object: rules on arguments then match,
-    # because what cannot be read cannot be shown to be harmless.
-    readable: bool = True
-
-    def show(self) -> str:
-        """Return the command as a reviewer should read it: name and JSON arguments."""
-        arguments = json.dumps(self.arguments, ensure_ascii=False, sort_keys=True)
-        return (
-            f"{self.name} {arguments}" if self.readable else f"{self.name} (unreadable arguments)"
-        )
-
-
-class _Repeated(tuple[Any, ...]):
-    """Every value a JSON object gave one key: parsers disagree on which one wins."""
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            earlier = result[key]
-            result[key] = _Repeated(
-                (*earlier, value) if isinstance(earlier, _Repeated) else (earlier, value)
-            )
-        else:
-            result[key] = value
-    return result
-
-
-def _loads(text: str) -> Any:
-    """Parse JSON leniently about control characters, keeping every value of a repeated key."""
-    try:
-        return json.loads(text, object_pairs_hook=_pairs, strict=False)
-    except (ValueError, RecursionError):
-        return None
-
-
-def _every(value: Any) -> tuple[Any, ...]:
-    return tuple(value) if isinstance(value, _Repeated) else (value,)
-
-
-def _arguments(value: Any) -> tuple[Mapping[str, Any], bool]:
-    """Return arguments as an object, and whether they could be read as one."""
-    if isinstance(value, str):
-        # Tool call arguments are JSON text; some clients encode them twice.
-        if not value.strip():
-            return {}, True
-        value = _loads(value)
-        if isinstance(value, str):
-            value = _loads(value)
-    if value is None:
-        return {}, False
-    if isinstance(value, dict):
-        return value, True
-    return {}, False
-
-
-def commands_in(content: str | None, tool_calls: Sequence[tuple[str, str]]) -> tuple[Command, ...]:
-    """Return every command in an answer: its tool calls, then commands in JSON in its text.
-
-    ``tool_calls`` are ``(name, JSON arguments)`` pairs. In ``content``, the whole text, each
-    fenced code block and the outermost ``{...}`` span are read as JSON, because agents
-    (AutoGPT among them) look for their command in all of those places. Text that is not
-    JSON holds no command.
-    """
-    found: dict[str, Command] = {}
-    for name, raw in tool_calls:
-        arguments, readable = _arguments(raw)
-        _add(found, Command(name, arguments, "tool_call", readable))
-    for candidate in _json_candidates(content or ""):
-        value = _loads(candidate)
-        if isinstance(value, dict):
-            for command in _commands_in_object(value):
-                _add(found, command)
-    return tuple(found.values())
-
-
-def _add(found: dict[str, Command], command: Command) -> None:
-    key = json.dumps(
-        [command.name, command.arguments, command.readable], sort_keys=True, default=str
-    )
-    found.setdefault(key, command)
-
-
-def _json_candidates(content: str) -> Iterator[str]:
-    yield content
-    for match in _FENCED_RE.finditer(content.replace("\r\n", "\n")):
-        yield match.group(2)
-    start, end = content.find("{"), content.rfind("}")
-    if 0 <= start < end:
-        yield content[start : end + 1]
-
-
-def _commands_in_object(value: Mapping[str, Any]) -> Iterator[Command]:
-    # AutoGPT 0.5: {"thoughts": ..., "use_tool": {"name", "arguments"}}.
-    for call in _every(value.get("use_tool")):
-        yield from _named(call, "arguments", "autogpt")
-    # Older AutoGPT: {"thoughts": ..., "command": {"name", "args"}}.
-    for call in _every(value.get("command")):
-        yield from _named(call, "args", "autogpt")
-    # A ```tool_call block as an editor writes it, bare or in OpenAI's function shape.
-    if "name" in value:
-        yield from _named(value, "arguments", "tool_call")
-    if value.get("type") == "function":
-        for call in _every(value.get("function")):
-            yield from _named(call, "arguments", "tool_call")
-
-
-def _named(call: Any, arguments_key: str, source: CommandSource) -> Iterator[Command]:
-    if not isinstance(call, dict):
-        return
-    for name in _every(call.get("name")):
-        if not isinstance(name, str) or not name:
-            continue
-        values = _every(call.get(arguments_key, {}))
-        for raw in values:
-            arguments, readable = _arguments(raw)
-            yield Command(name, arguments, source, readable)
-
-
-# --- the policy -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -228,15 +66,19 @@ class ArgumentCheck:
         if not isinstance(value, str):
             return None
         if self.pattern == "url":
-            return f"is the URL {_quote(value)}" if _URL_RE.match(value) else None
+            return f"is the URL {quote_untrusted(value)}" if _URL_RE.match(value) else None
         if self._regex is not None:
             return (
-                f"is {_quote(value)}, matching {_quote(self.pattern[3:])}"
+                f"is {quote_untrusted(value)}, matching {quote_untrusted(self.pattern[3:])}"
                 if self._regex.search(value)
                 else None
             )
         base = self.pattern.removeprefix("outside:")
-        return f"is {_quote(value)}, outside {_quote(base)}" if _escapes(value, base) else None
+        return (
+            f"is {quote_untrusted(value)}, outside {quote_untrusted(base)}"
+            if _escapes(value, base)
+            else None
+        )
 
 
 @dataclass(frozen=True)
@@ -247,24 +89,6 @@ class Rule:
     tools: tuple[str, ...]
     arguments: tuple[ArgumentCheck, ...]
     approvals: int
-
-
-@dataclass(frozen=True)
-class RiskFinding:
-    """Why a rule matched a command, in one sentence for the reviewer."""
-
-    rule: str
-    command: str
-    argument: str | None
-    detail: str
-
-
-@dataclass(frozen=True)
-class ReviewDecision:
-    """How many distinct approvals an answer needs (0: release at once), and why."""
-
-    required_approvals: int
-    findings: tuple[RiskFinding, ...]
 
 
 @dataclass(frozen=True)
@@ -314,64 +138,6 @@ class ReviewPolicy:
         return cls.from_toml(text, "the default review policy")
 
 
-def decide(policy: ReviewPolicy, commands: Sequence[Command]) -> ReviewDecision:
-    """Return the approvals the commands need: the highest count among matching rules."""
-    required = policy.minimum_approvals
-    findings: list[RiskFinding] = []
-    for rule in policy.rules:
-        matched = False
-        for command in commands:
-            for finding in _rule_findings(rule, command):
-                findings.append(finding)
-                matched = True
-        if matched:
-            required = max(required, rule.approvals)
-    return ReviewDecision(required_approvals=required, findings=tuple(findings))
-
-
-def _rule_findings(rule: Rule, command: Command) -> Iterator[RiskFinding]:
-    name = command.name.lower()
-    glob = next((g for g in rule.tools if fnmatch.fnmatchcase(name, g.lower())), None)
-    if glob is None:
-        return
-    shown = _quote(command.name)
-    if not rule.arguments:
-        yield RiskFinding(rule.name, command.name, None, f"command {shown} matches {_quote(glob)}")
-        return
-    if not command.readable:
-        yield RiskFinding(
-            rule.name,
-            command.name,
-            None,
-            f"the arguments of {shown} are not a JSON object, so they cannot be checked",
-        )
-        return
-    for path, leaf, value in _leaves(command.arguments):
-        for check in rule.arguments:
-            if not fnmatch.fnmatchcase(leaf.lower(), check.name_glob.lower()):
-                continue
-            why = check.match(value)
-            if why is not None:
-                detail = f"argument {_quote(path)} of {shown} {why}"
-                yield RiskFinding(rule.name, command.name, path, detail)
-
-
-def _leaves(arguments: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str, Any]]:
-    """Yield (dotted path, own name, value) for every scalar under an arguments object."""
-    for key, value in arguments.items():
-        path = f"{prefix}{key}"
-        # A deque: arguments may hold long lists, and list.pop(0) would make this quadratic.
-        stack = deque(_every(value))
-        while stack:
-            item = stack.popleft()
-            if isinstance(item, dict):
-                yield from _leaves(item, f"{path}.")
-            elif isinstance(item, list | tuple):
-                stack.extendleft(reversed(item))
-            else:
-                yield path, str(key), item
-
-
 def _escapes(value: str, base: str) -> bool:
     """Return whether path ``value``, relative to ``base``, leaves ``base`` once normalised."""
     path = value.replace("\\", "/")
@@ -387,7 +153,8 @@ def _escapes(value: str, base: str) -> bool:
     return joined != root and not joined.startswith(prefix)
 
 
-def _quote(value: str) -> str:
+def quote_untrusted(value: str) -> str:
+    """Return an untrusted name or value as a JSON string, cut short, for a finding."""
     shown = value if len(value) <= _QUOTE_LIMIT else f"{value[:_QUOTE_LIMIT]}…"
     return json.dumps(shown, ensure_ascii=False)
 
@@ -479,103 +246,3 @@ def _count(data: Mapping[str, Any], key: str, default: int, *, where: str, minim
             f"{where}: {key} must be a whole number of at least {minimum}, like {key} = 1"
         )
     return value
-
-
-# --- counting approvals ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Judgement:
-    """A verified approval or rejection of an answer: who, with which key, and when posted."""
-
-    act: Act
-    reviewer: str
-    kid: str
-    jti: str
-    digest: str
-    comment_id: int
-    posted_at: datetime
-
-    @classmethod
-    def from_accepted(cls, verdict: Accepted, *, comment_id: int, posted_at: datetime) -> Judgement:
-        """Build a judgement from :func:`auth.verify.verify_comment`'s approve/reject verdict."""
-        if verdict.act is Act.ANSWER:
-            raise ValueError("an answer is not a judgement; verify with acts={APPROVE, REJECT}")
-        return cls(
-            act=verdict.act,
-            reviewer=verdict.signer,
-            kid=verdict.kid,
-            jti=verdict.jti,
-            digest=verdict.digest,
-            comment_id=comment_id,
-            posted_at=posted_at,
-        )
-
-
-@dataclass(frozen=True)
-class ReviewTally:
-    """Where an answer's review stands, who counted, and which judgements did not."""
-
-    state: TallyState
-    approvals: tuple[Judgement, ...]
-    rejection: Judgement | None
-    ignored: tuple[str, ...]
-
-    @property
-    def approvers(self) -> tuple[str, ...]:
-        """Return the logins whose approvals counted, in order."""
-        return tuple(j.reviewer for j in self.approvals)
-
-
-def tally_review(
-    required_approvals: int,
-    *,
-    answer_signer: str,
-    answer_digest: str,
-    answer_posted_at: datetime,
-    judgements: Sequence[Judgement],
-) -> ReviewTally:
-    """Count judgements, in the order they were posted, against the approvals required.
-
-    An approval counts once per reviewer, never from the answer's own signer, only for this
-    answer's digest and only if posted after the answer. The first decisive event wins: the
-    required number of approvals releases the answer, and a rejection before that stops it.
-    Approvals after the decision are still listed, but change nothing.
-    """
-    counted: list[Judgement] = []
-    ignored: list[str] = []
-    rejection: Judgement | None = None
-    state: TallyState = "approved" if required_approvals <= 0 else "pending"
-    for judgement in sorted(judgements, key=lambda j: (j.posted_at, j.comment_id)):
-        who = judgement.reviewer
-        verb = "approval" if judgement.act is Act.APPROVE else "rejection"
-        if judgement.digest != answer_digest:
-            ignored.append(f"{who}'s {verb} (comment {judgement.comment_id}) is for another text")
-            continue
-        if judgement.posted_at < answer_posted_at:
-            ignored.append(
-                f"{who}'s {verb} (comment {judgement.comment_id}) was posted before the answer"
-            )
-            continue
-        if judgement.act is Act.REJECT:
-            if state == "pending":
-                state, rejection = "rejected", judgement
-            elif state == "approved":
-                why = "needed no approval" if required_approvals <= 0 else "was already approved"
-                ignored.append(f"{who}'s rejection did not count: the answer {why}")
-            continue
-        if same_login(who, answer_signer):
-            ignored.append(f"{who} approved their own answer; another reviewer must approve it")
-            continue
-        if any(same_login(who, j.reviewer) for j in counted):
-            ignored.append(f"{who} approved more than once; each reviewer counts once")
-            continue
-        if state == "rejected":
-            ignored.append(f"{who}'s approval came after the answer was rejected")
-            continue
-        counted.append(judgement)
-        if state == "pending" and len(counted) >= required_approvals:
-            state = "approved"
-    return ReviewTally(
-        state=state, approvals=tuple(counted), rejection=rejection, ignored=tuple(ignored)
-    )

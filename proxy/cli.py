@@ -21,23 +21,20 @@ from urllib.parse import urlparse
 
 from aiohttp import web
 
-from auth.audit import (
-    NEEDS_REVIEW,
-    AuditComment,
-    PendingAnswer,
-    TicketAudit,
-    audit_steps,
-    bot_records,
-    pending_answer,
-)
 from auth.errors import AuthError
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
 from auth.logins import same_login
-from auth.policy import ReviewPolicy, commands_in, decide
+from auth.policy import ReviewPolicy
+from auth.review_decision import decide
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
+from ticketing.audit.comments import AuditComment, bot_records
+from ticketing.audit.issue import audit_steps
+from ticketing.audit.pending import PendingAnswer, pending_answer
+from ticketing.audit.results import TicketAudit
+from ticketing.commands import commands_in
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import (
     GITHUB_API_URL,
@@ -49,7 +46,7 @@ from ticketing.github.client import (
 )
 from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render.drafts import DRAFT_REPLY_KIND, parse_draft_comment
-from ticketing.render.replies import REPLY_MARKER_PREFIX
+from ticketing.render.replies import NEEDS_REVIEW, REPLY_MARKER_PREFIX
 from ticketing.render.ticket import find_step_number
 
 from .app import create_app

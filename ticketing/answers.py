@@ -38,7 +38,8 @@ from jsonschema.exceptions import SchemaError  # type: ignore[import-untyped]
 from referencing import Registry
 from referencing.exceptions import Unresolvable
 
-from auth.policy import Command, commands_in
+from auth.review_decision import Command
+from ticketing.commands import commands_in
 from ticketing.render.autogpt import parse_commands, parse_response_interface, uses_json_convention
 from ticketing.render.fences import (
     FencedBlock,

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from github import Auth, Github
 
-from auth.audit import render_record_line
 from auth.comment import text_digest
 from auth.keyring import Keyring, add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key, write_signing_key
@@ -22,6 +21,7 @@ from auth.verify import Accepted, Rejected, RejectReason, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
 from ticketing.github.client import fetch_issue_once, fetch_tickets_once
+from ticketing.render.markers import render_record_line
 
 REPO = "acme/agents"
 RISKY = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "ls -la"}}\n```'

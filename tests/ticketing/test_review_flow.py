@@ -9,11 +9,12 @@ from typing import Any
 
 from github import Auth, Github
 
-from auth.audit import AuditComment, audit_issue
 from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from auth.roles import Act
 from tests.stack import REPO, Stack
+from ticketing.audit.comments import AuditComment
+from ticketing.audit.issue import audit_issue
 from ticketing.store.sqlite import TicketState
 
 PROMPT = [{"role": "user", "content": "Clean up the build folder."}]

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
-from auth.policy import decide as decide_review
+from auth.review_decision import decide as decide_review
 from auth.verify import Accepted, Verdict, verify_comment
 from ticketing.answers import Release, prepare_release
 from ticketing.clock import Clock

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 from auth.logins import same_login
-from auth.policy import ReviewDecision, ReviewTally
+from auth.review_decision import ReviewDecision
+from auth.review_tally import ReviewTally
 from auth.roles import Act
 from auth.verify import Accepted, RejectReason, Verdict
 from ticketing.answers import Refusal, Release

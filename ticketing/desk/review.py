@@ -12,7 +12,8 @@ from collections.abc import Callable
 
 from auth.keyring import Keyring
 from auth.logins import same_login
-from auth.policy import Judgement, ReviewDecision, ReviewTally, tally_review
+from auth.review_decision import ReviewDecision
+from auth.review_tally import Judgement, ReviewTally, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted
 from ticketing.answers import Release

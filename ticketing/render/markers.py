@@ -1,4 +1,5 @@
-"""The hidden marker lines that tie an issue to its request and a step comment to its step.
+"""The marker lines that tie an issue to its request, a step comment to its step, and a bot
+notice to the answer it records.
 
 Pure: no I/O. A marker is an HTML comment alone on its line: ``<!-- ticketproxy:request
 KEY -->`` in an issue body, ``<!-- ticketproxy:step N KEY -->`` in a step comment (the
@@ -6,20 +7,30 @@ step number first, so a reader such as ``ticketproxy answer`` knows the newest s
 Agent text can never contain ``<!--`` (see :func:`ticketing.render.markdown.neutralise_markers`),
 so an exact marker line was written by the renderer.
 
-A key that is not 1 to 128 lowercase hex digits, or a step outside 2 to 999999, raises
-``ValueError``: they are programming errors, not agent input.
+A bot notice about an answer (delivered, or awaiting review) carries one visible record
+line, read back by the offline audit (:mod:`ticketing.audit`)::
+
+    comment_id=<id of the answer comment> sha256=<digest of the answer text> [ticket=<step>]
+
+A key that is not 1 to 128 lowercase hex digits, a step outside 2 to 999999, or a record
+line that would not read back raises ``ValueError``: they are programming errors, not agent
+input.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
 __all__ = [
     "MARKER_PREFIX",
     "STEP_MARKER_PREFIX",
+    "RecordLine",
     "find_request_marker",
     "find_step_marker",
     "find_step_number",
+    "read_record_line",
+    "render_record_line",
     "request_marker",
     "step_marker",
 ]
@@ -31,6 +42,19 @@ _MARKER_LINE = re.compile(r"<!-- ticketproxy:request ([0-9a-f]{1,128}) -->")
 # The step number comes first, so a reader (`ticketproxy answer`) knows the newest step.
 _STEP_MARKER_LINE = re.compile(r"<!-- ticketproxy:step ([1-9][0-9]{0,5}) ([0-9a-f]{1,128}) -->")
 _HEX_KEY = re.compile(r"[0-9a-f]{1,128}")
+# `ticket=` names the step of an agent run the record is about (absent: the issue itself).
+_RECORD_LINE = re.compile(
+    r"\s*comment_id=([1-9][0-9]{0,18}) sha256=([0-9a-f]{64})"
+    r"(?: ticket=([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+#[1-9][0-9]{0,9}(?:/[1-9][0-9]{0,5})?))?\s*"
+)
+
+
+class RecordLine(NamedTuple):
+    """What a record line names: the answer comment, its text's digest, and maybe its step."""
+
+    comment_id: int
+    digest: str
+    ticket: str | None
 
 
 def request_marker(key: str) -> str:
@@ -78,3 +102,27 @@ def _find_marker(pattern: re.Pattern[str], body: str, *, group: int = 1) -> str 
         if match:
             found = match.group(group)
     return found
+
+
+def render_record_line(*, comment_id: int, digest: str, ticket: str | None = None) -> str:
+    """Return the record line a bot notice carries: ``comment_id=<n> sha256=<hex>``.
+
+    With ``ticket`` (a step of an agent run, ``owner/repo#12/3``) the line ends in
+    ``ticket=<reference>``, so that the audit checks each step under its own reference.
+    """
+    line = f"comment_id={comment_id} sha256={digest}"
+    if ticket is not None:
+        line += f" ticket={ticket}"
+    if _RECORD_LINE.fullmatch(line) is None:
+        raise ValueError(
+            "comment_id must be a positive id, digest a hex SHA-256 and ticket OWNER/REPO#N[/S]"
+        )
+    return line
+
+
+def read_record_line(line: str) -> RecordLine | None:
+    """Return what ``line`` records when the whole line is a record line, else None."""
+    match = _RECORD_LINE.fullmatch(line)
+    if match is None:
+        return None
+    return RecordLine(int(match.group(1)), match.group(2), match.group(3))

@@ -15,11 +15,13 @@ import re
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from auth.audit import NEEDS_REVIEW, render_record_line
 from ticketing.render.fences import backtick_fence
 from ticketing.render.markdown import escape_inline, format_span, format_utc, neutralise_markers
+from ticketing.render.markers import render_record_line
 
 __all__ = [
+    "DELIVERED",
+    "NEEDS_REVIEW",
     "REPLY_MARKER_PREFIX",
     "is_bot_reply",
     "render_delivered_notice",
@@ -30,14 +32,17 @@ __all__ = [
     "render_rejection_reply",
     "render_review_rejected_notice",
     "render_unreleasable_reply",
+    "reply_marker",
 ]
 
 REPLY_MARKER_PREFIX = "<!-- ticketproxy:reply "
+# The kinds of notice that carry a record line, which the offline audit reads.
+NEEDS_REVIEW = "needs-review"  # the answer awaits review (read by `approve`)
+DELIVERED = "delivered"  # the answer was released to the agent
 _REJECTION = "rejection"
 _EXPIRED = "expired"
 _UNRELEASABLE = "unreleasable"
 _LATE_ANSWER = "late-answer"
-_DELIVERED = "delivered"
 _REVIEW_REJECTED = "review-rejected"
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
 _LINKABLE = re.compile(r"https?://[^\s<>()\[\]`\\]+")
@@ -47,6 +52,11 @@ _LATE_STATES = {
     "delivered": "was already answered",
     "expired": "had already expired",
 }
+
+
+def reply_marker(kind: str) -> str:
+    """Return the hidden line that ends every bot comment of ``kind``."""
+    return f"{REPLY_MARKER_PREFIX}{kind} -->"
 
 
 def is_bot_reply(body: str) -> bool:
@@ -136,7 +146,7 @@ def render_delivered_notice(
         f" {_link('signed comment', comment_url)} by **{escape_inline(signer)}**"
         f" (key {escape_inline(kid)}).{approved} Later answers on this ticket are not"
         f" delivered.{record}",
-        _DELIVERED,
+        DELIVERED,
     )
 
 
@@ -207,7 +217,7 @@ def render_expired_completion(*, deadline: datetime, ticket_url: str) -> str:
 
 def _with_marker(text: str, kind: str) -> str:
     """End a comment with the hidden marker line that identifies the bot's replies."""
-    return f"{text}\n\n{REPLY_MARKER_PREFIX}{kind} -->"
+    return f"{text}\n\n{reply_marker(kind)}"
 
 
 def _link(label: str, url: str) -> str:

@@ -11,7 +11,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from auth.policy import Judgement, ReviewDecision, ReviewTally, RiskFinding
+from auth.review_decision import ReviewDecision, RiskFinding
+from auth.review_tally import Judgement, ReviewTally
 from auth.roles import Act
 from auth.verify import Accepted, Rejected, RejectReason
 from ticketing.answers import Refusal, Release
