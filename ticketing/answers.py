@@ -15,7 +15,8 @@ The order of work:
    "function": {...}}`` and check it against the offered tools (JSON Schema 2020-12),
    ``tool_choice``, ``parallel_tool_calls`` and the legacy ``functions`` field.
 3. Check the content against ``response_format`` and AutoGPT's JSON-in-content convention
-   (its prompt is read by :mod:`ticketing.render.autogpt`).
+   (its prompt is read by :mod:`ticketing.render.autogpt_prompt` and
+   :mod:`ticketing.render.autogpt_interface`).
 4. Cut the content at the first ``stop`` sequence, then check ``max_tokens``; the text is
    never shortened to fit, because a person's words must not be altered silently.
 
@@ -39,7 +40,8 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from auth.policy import Command, commands_in
-from ticketing.render.autogpt import parse_commands, parse_response_interface, uses_json_convention
+from ticketing.render.autogpt_interface import parse_response_interface, uses_json_convention
+from ticketing.render.autogpt_prompt import parse_commands
 from ticketing.render.fences import (
     FencedBlock,
     fenced_blocks,

@@ -4,7 +4,8 @@ Pure: no I/O, no clock. A template is derived from what the request asks for:
 
 - ``response_format`` ``json_schema``: a JSON skeleton of the schema; ``json_object``: ``{}``;
 - an AutoGPT-style system prompt (``interface AssistantResponse {...}`` and ``## Commands``,
-  read by :mod:`ticketing.render.autogpt`): a JSON skeleton of the interface, its comments as
+  read by :mod:`ticketing.render.autogpt_interface` and
+  :mod:`ticketing.render.autogpt_prompt`): a JSON skeleton of the interface, its comments as
   placeholders, when all of the interface could be read;
 - ``tools`` (unless ``tool_choice`` is ``none``): a ``tool_call`` block for the first tool,
   or for the function ``tool_choice`` names, and a table of every tool.
@@ -23,19 +24,17 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from ticketing.render.autogpt import (
+from ticketing.render.autogpt_interface import (
     ArrayType,
-    AutoGPTCommand,
-    AutoGPTParam,
     LiteralType,
     Member,
     NamedType,
     ObjectType,
     TypeShape,
     UnionType,
-    parse_commands,
     parse_response_interface,
 )
+from ticketing.render.autogpt_prompt import AutoGPTCommand, AutoGPTParam, parse_commands
 from ticketing.render.fences import backtick_fence
 from ticketing.render.markdown import escape_inline
 from ticketing.request import ChatRequest, ToolSpec
@@ -51,7 +50,8 @@ __all__ = [
 PLACEHOLDER = "…"
 
 # Bounds, so a hostile or merely huge schema cannot make rendering slow: a recursive `$ref`
-# fans out exponentially without them. The prompt's reader has its own (ticketing.render.autogpt).
+# fans out exponentially without them. The prompt's reader has its own
+# (ticketing.render.autogpt_interface).
 _MAX_DEPTH = 16  # nesting levels of a skeleton
 _MAX_REF_REPEAT = 2  # times one `$ref` is expanded along one path (recursive schemas)
 _MAX_NODES = 400  # schema nodes expanded for one skeleton

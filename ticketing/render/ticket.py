@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from ticketing.references import parse_ticket_reference, ticket_reference
-from ticketing.render.autogpt import autogpt_task
+from ticketing.render.autogpt_prompt import autogpt_task
 from ticketing.render.continuations import collect_overflow, render_continuations
 from ticketing.render.layout import (
     GITHUB_BODY_LIMIT,
