@@ -24,7 +24,8 @@ from dataclasses import dataclass
 
 from ticketing.render.markdown import block_text, escape_inline
 from ticketing.render.snippets import fence
-from ticketing.render.templates import answer_notes, answer_template, tool_table
+from ticketing.render.templates import answer_notes, answer_template
+from ticketing.render.tool_table import tool_table
 from ticketing.request import ChatRequest, Message, ToolCall
 
 # GitHub refuses issue and comment bodies longer than this ("body is too long").
