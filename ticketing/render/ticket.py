@@ -14,9 +14,10 @@ tool calls, even the model name) is untrusted, so the renderer guarantees that i
 This module holds the entry points and what every ticket has: the title, the header table
 and the how-to. The rest is in smaller modules, whose public names it re-exports:
 :mod:`ticketing.render.markers` (the marker lines), :mod:`ticketing.render.snippets` (fences
-and inline values), :mod:`ticketing.render.layout` (the conversation's sections, the answer
-template, fitting the body) and :mod:`ticketing.render.continuations` (the comments that hold
-the rest).
+and inline values), :mod:`ticketing.render.layout` (the conversation's sections),
+:mod:`ticketing.render.template_section` (the answer template),
+:mod:`ticketing.render.fitting` (fitting the body) and :mod:`ticketing.render.continuations`
+(the comments that hold the rest).
 
 :func:`render_step` renders a later step of the same agent run as a *step comment* on the
 run's issue, showing only what is new; its ticket reference names the step (``#12/3``).
@@ -35,18 +36,8 @@ from datetime import datetime
 from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render.autogpt_prompt import autogpt_task
 from ticketing.render.continuations import collect_overflow, render_continuations
-from ticketing.render.layout import (
-    GITHUB_BODY_LIMIT,
-    Guide,
-    Locator,
-    Section,
-    assemble,
-    fit,
-    gather_guide,
-    layout,
-    render_guide,
-    step_layout,
-)
+from ticketing.render.fitting import GITHUB_BODY_LIMIT, assemble, fit
+from ticketing.render.layout import Locator, Section, layout, step_layout
 from ticketing.render.markdown import escape_inline, format_span, format_utc, inert_line
 from ticketing.render.markers import (
     MARKER_PREFIX,
@@ -59,6 +50,7 @@ from ticketing.render.markers import (
 )
 from ticketing.render.replies import REPLY_MARKER_PREFIX
 from ticketing.render.snippets import CELL_LIMIT, code
+from ticketing.render.template_section import Guide, gather_guide, render_guide
 from ticketing.request import ChatRequest, Message
 
 __all__ = [
