@@ -33,7 +33,6 @@ from auth.logins import same_login
 from auth.policy import Command, Judgement, ReviewDecision, ReviewPolicy, decide, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_comment
-from ticketing.answers import Refusal, Release, prepare_release
 from ticketing.coordination import Coordinator, LocalCoordinator, Subscription
 from ticketing.errors import DeskStopped, GitHubUnavailable, TicketingError
 from ticketing.github.client import (
@@ -46,6 +45,7 @@ from ticketing.github.client import (
 from ticketing.github.webhooks import CommentEvent
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.references import ticket_reference
+from ticketing.release import Refusal, Release, prepare_release
 from ticketing.render.drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
 from ticketing.render.redact import describe_redactions, redact_request
 from ticketing.render.replies import (
