@@ -6,7 +6,7 @@ changed), the *Answer template* section (:mod:`ticketing.render.template_section
 how-to. A message the body shortens (see :mod:`ticketing.render.fitting`) ends with a note
 naming the *continuation comment* that holds the rest; a :class:`Locator` says which.
 
-Internal to the renderer: :mod:`ticketing.render.ticket` re-exports what callers use.
+Internal to the renderer: :mod:`ticketing.render.ticket` puts the body together from it.
 """
 
 from __future__ import annotations

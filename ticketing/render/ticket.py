@@ -12,7 +12,7 @@ tool calls, even the model name) is untrusted, so the renderer guarantees that i
 - never pushes the body or a comment over GitHub's limit, and never cuts silently.
 
 This module holds the entry points, which put a ticket together. Its parts are in smaller
-modules, whose public names callers need it re-exports: :mod:`ticketing.render.header` (the
+modules, and it re-exports the names callers need: :mod:`ticketing.render.header` (the
 title and the header table), :mod:`ticketing.render.how_to` (the *How to answer* section),
 :mod:`ticketing.render.markers` (the marker lines), :mod:`ticketing.render.snippets` (fences
 and inline values), :mod:`ticketing.render.layout` (the conversation's sections),
