@@ -11,8 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
-from ticketing.answers import Release
 from ticketing.desk import Desk, Outcome
+from ticketing.release import Release
 from ticketing.render.replies import render_expired_completion
 from ticketing.request import ChatRequest
 from ticketing.store.sqlite import Ticket

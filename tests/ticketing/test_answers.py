@@ -1,4 +1,4 @@
-"""Tests for ticketing.answers: what a verified answer releases to the agent, or why not."""
+"""Tests for ticketing.release: what a verified answer releases to the agent, or why not."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proxy.wire import parse_chat_request
-from ticketing.answers import Refusal, Release, prepare_release
+from ticketing.release import Refusal, Release, prepare_release
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "autogpt"

@@ -10,19 +10,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticketing.render.autogpt import (
+from ticketing.render.autogpt_interface import (
     ArrayType,
-    AutoGPTCommand,
-    AutoGPTParam,
     LiteralType,
     Member,
     NamedType,
     ObjectType,
     UnionType,
-    parse_commands,
     parse_response_interface,
     uses_json_convention,
 )
+from ticketing.render.autogpt_prompt import AutoGPTCommand, AutoGPTParam, parse_commands
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "autogpt"
 STRING = NamedType("string")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from auth.comment import TRAILER_PREFIX
 from tests.ticketing.test_render import outside_fences, pings, raw_html
-from ticketing.answers import Release, prepare_release
+from ticketing.release import Release, prepare_release
 from ticketing.render.drafts import (
     DraftCall,
     draft_answer_text,

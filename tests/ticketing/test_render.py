@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ticketing.render.autogpt import autogpt_task
+from ticketing.render.autogpt_prompt import autogpt_task
 from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
     MARKER_PREFIX,

@@ -13,13 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
-from ticketing.render.templates import (
-    PLACEHOLDER,
-    answer_notes,
-    answer_template,
-    schema_skeleton,
-    tool_table,
-)
+from ticketing.render.schema_skeleton import PLACEHOLDER, schema_skeleton
+from ticketing.render.templates import answer_notes, answer_template
+from ticketing.render.tool_table import tool_table
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "autogpt"

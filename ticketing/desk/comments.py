@@ -4,7 +4,7 @@
 answer or candidate it meets), asks :func:`ticketing.desk.decisions.decide` what to do,
 establishes each fact that asks for (the signature verified by :func:`auth.verify.
 verify_comment`, the jti claimed among replicas, the release checked by
-:func:`ticketing.answers.prepare_release` and the review policy, the judgement recorded),
+:func:`ticketing.release.prepare_release` and the review policy, the judgement recorded),
 and carries out the action: accept and release, hold for review, count a judgement, or
 refuse with one reply.
 """
@@ -19,11 +19,11 @@ from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
 from auth.review_decision import decide as decide_review
 from auth.verify import Accepted, Verdict, verify_comment
-from ticketing.answers import Release, prepare_release
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
 from ticketing.github.client import Comment
 from ticketing.github.write_queue import WriteQueue
+from ticketing.release import Release, prepare_release
 from ticketing.render.replies import (
     is_bot_reply,
     render_late_answer_reply,

@@ -44,7 +44,7 @@ from auth.review_decision import ReviewDecision
 from auth.review_tally import ReviewTally
 from auth.roles import Act
 from auth.verify import Accepted, RejectReason, Verdict
-from ticketing.answers import Refusal, Release
+from ticketing.release import Refusal, Release
 from ticketing.store.sqlite import Candidate, TicketState
 
 __all__ = [

@@ -7,8 +7,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import timedelta
 
-from ticketing.answers import Release
 from ticketing.clock import Clock
+from ticketing.release import Release
 from ticketing.request import ToolCall
 from ticketing.store.sqlite import StoredAnswer, Ticket
 

@@ -16,10 +16,10 @@ from auth.review_decision import ReviewDecision
 from auth.review_tally import Judgement, ReviewTally, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted
-from ticketing.answers import Release
 from ticketing.clock import Clock
 from ticketing.github.client import Comment
 from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.release import Release
 from ticketing.render.replies import render_needs_review_notice, render_review_rejected_notice
 from ticketing.store.sqlite import Candidate, StoredJudgement, Ticket, TicketState, TicketStore
 

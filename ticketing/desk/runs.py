@@ -7,7 +7,7 @@ run, its latest run for a side call.
 
 from __future__ import annotations
 
-from ticketing.answers import Release
+from ticketing.release import Release
 from ticketing.request import ChatRequest
 from ticketing.store.sqlite import ThreadStart, Ticket, TicketStore
 from ticketing.threads import (

@@ -15,21 +15,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ticketing.render.layout import (
-    DROPPED,
-    GITHUB_BODY_LIMIT,
-    Guide,
-    GuideCut,
-    Section,
-    Unit,
-    is_json,
-    largest,
-    template_shown,
-    unit_heading,
-)
+from ticketing.render.fitting import DROPPED, GITHUB_BODY_LIMIT, largest
+from ticketing.render.layout import Section, Unit, unit_heading
 from ticketing.render.markdown import clip, escape_inline
 from ticketing.render.replies import REPLY_MARKER_PREFIX
 from ticketing.render.snippets import code, fence
+from ticketing.render.template_section import Guide, GuideCut, is_json, template_shown
 
 _CONTINUATION_MARKER = f"{REPLY_MARKER_PREFIX}continuation -->"
 # Room kept in each continuation for its heading, listing (capped) and marker line.
@@ -116,7 +107,7 @@ def collect_overflow(
 
 def _unit_overflow(unit: Unit, keep: int) -> list[_Item]:
     """Return the rest of a message the body shows only ``keep`` characters of, if any."""
-    # Mirrors _render_unit: content first, then each call's arguments, from one budget.
+    # Mirrors render_unit: content first, then each call's arguments, from one budget.
     segments: list[_Segment] = []
     budget = keep
     shown = min(budget, len(unit.content))

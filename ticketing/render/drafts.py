@@ -7,7 +7,7 @@ or edited) in a comment of their own, which goes through the normal verification
 
 - :func:`draft_answer_text` turns an upstream completion (content and tool calls) into the
   exact answer text an editor signs: the content, then one ```` ```tool_call ```` block per
-  call, which :func:`ticketing.answers.prepare_release` reads back into the same calls.
+  call, which :func:`ticketing.release.prepare_release` reads back into the same calls.
 - :func:`render_draft_comment` shows that text in a fence it cannot close. Upstream text is
   as untrusted as the agent's: its ``<!--`` and ``-->`` are broken with a word joiner (so
   it forges no trailer or marker), and mentions stay inside the code block, where GitHub
@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ticketing.answers import TOOL_CALL_INFO
+from ticketing.release import TOOL_CALL_INFO
 from ticketing.render.fences import backtick_fence, fenced_blocks
 from ticketing.render.markdown import block_text, escape_inline, neutralise_markers, split_lines
 from ticketing.render.replies import REPLY_MARKER_PREFIX

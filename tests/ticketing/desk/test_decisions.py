@@ -15,8 +15,8 @@ from auth.review_decision import ReviewDecision, RiskFinding
 from auth.review_tally import Judgement, ReviewTally
 from auth.roles import Act
 from auth.verify import Accepted, Rejected, RejectReason
-from ticketing.answers import Refusal, Release
 from ticketing.desk import decisions as d
+from ticketing.release import Refusal, Release
 from ticketing.store.sqlite import Candidate, TicketState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)

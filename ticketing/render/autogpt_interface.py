@@ -1,35 +1,20 @@
-"""Read AutoGPT's system prompt: its ``## Commands`` list and its ``AssistantResponse`` interface.
+"""Read AutoGPT's ``interface AssistantResponse``: the shape of the JSON object each step sends.
 
 Pure: no I/O. AutoGPT (agpt 0.5, see ``tests/samples/autogpt/run1_default/004``) asks for
-each step as one JSON object in the reply's content and describes it in two places:
+each step as one JSON object in the reply's content and describes it in its system prompt as
+``interface AssistantResponse { ... }``, TypeScript-like, where ``//`` comments say what each
+member holds. Its ``## Commands`` list and the run's task are read by
+:mod:`ticketing.render.autogpt_prompt`.
 
-- a numbered list under a ``## Commands`` heading, one command a line, as AutoGPT's
-  ``fmt_line`` writes it: ``7. write_file: Write a file.. Params: (filename: string,
-  args?: Array<string>)``;
-- ``interface AssistantResponse { ... }``, TypeScript-like, where ``//`` comments say what
-  each member holds.
-
-The prompt is agent input, so every reader is linear or bounded (tokens, characters,
-nesting) and none raises. What it reads:
-
-- The commands: under the first heading line ``#{1,6} Commands`` (any case, space
-  optional) up to the next ``#`` heading; ``N. name: description. Params: (...)``, the name
-  word characters, dots and hyphens from a word character on, and the list the *last*
-  ``Params:`` on the line, since a description may say "Params:" itself. Each
-  parameter is ``name: type`` or ``name?: type`` (optional); commas inside ``<>``, ``()``,
-  ``[]`` or ``{}`` do not split. A part that is not ``name: ...`` is not a parameter.
-  A command whose ``Params:`` spans several lines (an object type) has none.
-- The task: AutoGPT repeats one instruction as the newest user message of every step
-  ("Determine exactly one command to use next ..."), which says nothing about the step;
-  the run's task is the first user message, in triple quotes.
-- The interface: after ``interface AssistantResponse`` (up to 200 characters, as for an
-  ``extends`` clause) and ``{``, members ``name?: type``, quoted or not; types are unions,
-  ``T[]``, ``(T)``, ``{ ... }``, string and number literals, and names with ``<...>``
-  arguments. ``//`` comments before a member are kept with it; ``/* */`` are skipped.
-  The shape is not ``complete`` when the interface ``extends`` another (whose members are
-  unknown) or when any of it cannot be read. In the latter case it holds only the top-level
-  members, without types, found as ``name:`` or ``name?:`` at the start of the body, of a
-  line, or after ``;``, ``,`` or a ``//`` comment, so that the keys it declares still bind.
+The prompt is agent input, so the reader is bounded (tokens, characters, nesting) and never
+raises. After ``interface AssistantResponse`` (up to 200 characters, as for an ``extends``
+clause) and ``{``, it reads members ``name?: type``, quoted or not; types are unions,
+``T[]``, ``(T)``, ``{ ... }``, string and number literals, and names with ``<...>``
+arguments. ``//`` comments before a member are kept with it; ``/* */`` are skipped.
+The shape is not ``complete`` when the interface ``extends`` another (whose members are
+unknown) or when any of it cannot be read. In the latter case it holds only the top-level
+members, without types, found as ``name:`` or ``name?:`` at the start of the body, of a
+line, or after ``;``, ``,`` or a ``//`` comment, so that the keys it declares still bind.
 """
 
 from __future__ import annotations
@@ -40,13 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from ticketing.render.markdown import split_lines
-from ticketing.request import ChatRequest
-
 __all__ = [
     "ArrayType",
-    "AutoGPTCommand",
-    "AutoGPTParam",
     "InterfaceShape",
     "LiteralType",
     "Member",
@@ -54,8 +34,6 @@ __all__ = [
     "ObjectType",
     "TypeShape",
     "UnionType",
-    "autogpt_task",
-    "parse_commands",
     "parse_response_interface",
     "uses_json_convention",
 ]
@@ -66,20 +44,8 @@ _MAX_TOKENS = 4_000  # tokens of an interface
 _MAX_SCAN = 50_000  # characters of prompt read after `interface AssistantResponse {`
 
 # Either marker means the agent wants its step as a JSON object in the content.
-# AutoGPT's per-step instruction (agpt 0.5, one_shot prompt strategy's `choose_action`).
-_STEP_INSTRUCTION = "Determine exactly one command to use next"
-_TASK_LIMIT = 2_000  # characters of a task; a longer "task" is not AutoGPT's
-_TRIPLE_QUOTED = re.compile(r'\s*"""(.+?)"""\s*', re.DOTALL)
 _JSON_MARKERS = ("interface AssistantResponse", "RESPOND WITH A JSON OBJECT")
 _INTERFACE = re.compile(r"\binterface\s+AssistantResponse\b([^{};]{0,200})\{")
-_COMMANDS_HEADING = re.compile(r"#{1,6}[ \t]*Commands[ \t]*", re.IGNORECASE)
-_HEADING = re.compile(r"#{1,6}[ \t]")
-_COMMAND_LINE = re.compile(r"\s*\d+\.\s+(\w[\w.-]*)\s*:(.*)")
-_COMMAND_PARAMS = re.compile(r"Params:\s*\((.*)\)\s*")
-# One optional `\s*` per gap, so a long run of spaces cannot make the match quadratic.
-_PARAM = re.compile(r"\s*([A-Za-z_$][\w$-]*)\s*(?:(\?)\s*)?:(.*)", re.DOTALL)
-_OPENING = {"(": ")", "[": "]", "{": "}", "<": ">"}
-_SPLIT_MARK = re.compile(r"[,()\[\]{}<>]")
 _TS_TOKEN = re.compile(
     r"""(?P<comment>//[^\n]*)
       | (?P<block>/\*)
@@ -90,102 +56,6 @@ _TS_TOKEN = re.compile(
       | (?P<punct>.)""",
     re.VERBOSE | re.DOTALL,
 )
-
-
-# --- the task -------------------------------------------------------------------------------
-
-
-def autogpt_task(request: ChatRequest) -> str | None:
-    """Return the run's task when the newest user message is AutoGPT's per-step boilerplate."""
-    users = [m for m in request.messages if m.role == "user"]
-    if len(users) < 2 or not users[-1].content.lstrip().startswith(_STEP_INSTRUCTION):
-        return None
-    if len(users[0].content) > _TASK_LIMIT + 6:  # the quotes and a little whitespace
-        return None
-    quoted = _TRIPLE_QUOTED.fullmatch(users[0].content)
-    task = quoted[1].strip() if quoted else ""
-    return task or None
-
-
-# --- commands -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class AutoGPTParam:
-    """One parameter of a command, ``name: type`` or, when not required, ``name?: type``."""
-
-    name: str
-    type: str  # as written, e.g. "Array<string>"; empty when the prompt gives none
-    required: bool
-
-
-@dataclass(frozen=True)
-class AutoGPTCommand:
-    """One command of the prompt's ``## Commands`` list."""
-
-    name: str
-    description: str
-    params: tuple[AutoGPTParam, ...]
-
-
-def parse_commands(system_prompt: str) -> tuple[AutoGPTCommand, ...]:
-    """Return the numbered commands under the prompt's ``## Commands`` heading, in order."""
-    lines = split_lines(system_prompt)
-    start = next((i for i, line in enumerate(lines) if _COMMANDS_HEADING.fullmatch(line)), None)
-    if start is None:
-        return ()
-    found: list[AutoGPTCommand] = []
-    for line in lines[start + 1 :]:
-        if _HEADING.match(line):
-            break
-        listed = _COMMAND_LINE.fullmatch(line)
-        if listed is not None:
-            found.append(_command(listed[1], listed[2]))
-    # Duplicates are kept: a reader shows every line, a checker takes the first.
-    return tuple(found)
-
-
-def _command(name: str, rest: str) -> AutoGPTCommand:
-    """Split what follows ``name:`` into the description and the ``Params: (...)`` list."""
-    at = rest.rfind("Params:")
-    params = _COMMAND_PARAMS.fullmatch(rest, at) if at >= 0 else None
-    if params is None:
-        return AutoGPTCommand(name, rest.strip(), ())
-    description = rest[:at].rstrip()
-    # fmt_line writes "{description}. Params:", so a description ending in "." shows "..".
-    description = description.removesuffix(".").strip()
-    return AutoGPTCommand(name, description, _params(params[1]))
-
-
-def _params(text: str) -> tuple[AutoGPTParam, ...]:
-    """Read ``a: string, b?: Array<string>`` into parameters, skipping parts that are not."""
-    found = []
-    for part in _split_top_level(text):
-        match = _PARAM.fullmatch(part)
-        if match is not None:
-            name, optional, kind = match.groups()
-            found.append(AutoGPTParam(name=name, type=kind.strip(), required=optional is None))
-    return tuple(found)
-
-
-def _split_top_level(text: str) -> list[str]:
-    """Split a parameter list on the commas that are not inside brackets."""
-    parts: list[str] = []
-    start, depth = 0, 0
-    for mark in _SPLIT_MARK.finditer(text):
-        char = mark.group()
-        if char in _OPENING:
-            depth += 1
-        elif char != ",":
-            depth = max(depth - 1, 0)
-        elif depth == 0:
-            parts.append(text[start : mark.start()])
-            start = mark.end()
-    parts.append(text[start:])
-    return [part for part in parts if part.strip()]
-
-
-# --- the AssistantResponse interface --------------------------------------------------------
 
 
 @dataclass(frozen=True)
