@@ -51,7 +51,8 @@ from proxy.middleware import ANONYMOUS
 from proxy.wire import parse_chat_request
 from ticketing.desk import LABEL, LABEL_AWAITING, DeskSettings
 from ticketing.github.client import format_github_time
-from ticketing.store.sqlite import PollCursor, TicketStore
+from ticketing.store.model import PollCursor
+from ticketing.store.sqlite import TicketStore
 
 COUNT = 10_000
 FRESH = 100

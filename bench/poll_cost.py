@@ -42,7 +42,8 @@ from embedded_github.state import author_of
 from ticketing.desk import LABEL, LABEL_AWAITING, Desk, DeskSettings
 from ticketing.github.client import GitHubClient, format_github_time
 from ticketing.render.ticket import request_marker
-from ticketing.store.sqlite import PollCursor, TicketStore
+from ticketing.store.model import PollCursor
+from ticketing.store.sqlite import TicketStore
 
 REPO = "acme/agents"
 OWNER, NAME = REPO.split("/")

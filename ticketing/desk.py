@@ -60,7 +60,7 @@ from ticketing.render.replies import (
 )
 from ticketing.render.ticket import RenderedTicket, render_step, render_ticket, request_marker
 from ticketing.request import ChatRequest, ToolCall
-from ticketing.store.sqlite import (
+from ticketing.store.model import (
     Candidate,
     DraftState,
     PollCursor,
@@ -70,8 +70,8 @@ from ticketing.store.sqlite import (
     ThreadStart,
     Ticket,
     TicketState,
-    TicketStore,
 )
+from ticketing.store.sqlite import TicketStore
 from ticketing.threads import (
     continuation_fingerprints,
     is_side_call,

@@ -22,7 +22,8 @@ from ticketing.render.drafts import (
 )
 from ticketing.render.replies import is_bot_reply
 from ticketing.request import ChatRequest, Message, ToolSpec
-from ticketing.store.sqlite import DraftState, TicketState, TicketStore
+from ticketing.store.model import DraftState, TicketState
+from ticketing.store.sqlite import TicketStore
 
 SHELL = ToolSpec(
     name="execute_shell",

@@ -24,7 +24,8 @@ from proxy.settings import Settings
 from tests.sandbox_fixtures import ManualClock
 from ticketing.github.client import GitHubClient, poll_delay
 from ticketing.github.write_queue import Guard, WriteQueue
-from ticketing.store.sqlite import TicketState, TicketStore
+from ticketing.store.model import TicketState
+from ticketing.store.sqlite import TicketStore
 
 REPO = "acme/agents"
 COMMENTS_OF_1 = "/repos/acme/agents/issues/1/comments"

@@ -14,7 +14,7 @@ from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from auth.roles import Act
 from tests.stack import REPO, Stack
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 PROMPT = [{"role": "user", "content": "Clean up the build folder."}]
 SHELL: list[Any] = [

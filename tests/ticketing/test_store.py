@@ -11,16 +11,8 @@ from pathlib import Path
 import pytest
 
 from ticketing.errors import StoreError
-from ticketing.store.sqlite import (
-    _MIGRATIONS,
-    SCHEMA_VERSION,
-    PollCursor,
-    ReplyClaim,
-    StoredAnswer,
-    Ticket,
-    TicketState,
-    TicketStore,
-)
+from ticketing.store.model import PollCursor, ReplyClaim, StoredAnswer, Ticket, TicketState
+from ticketing.store.sqlite import _MIGRATIONS, SCHEMA_VERSION, TicketStore
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 DEADLINE = NOW + timedelta(hours=1)

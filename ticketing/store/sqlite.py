@@ -14,12 +14,24 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import UTC, datetime
-from enum import StrEnum
 from pathlib import Path
 
 from ticketing.errors import StoreError
+from ticketing.store.model import (
+    PENDING_STATES,
+    Candidate,
+    DraftState,
+    PollCursor,
+    QueuedWrite,
+    ReplyClaim,
+    StoredAnswer,
+    StoredDraft,
+    StoredJudgement,
+    ThreadStart,
+    Ticket,
+    TicketState,
+)
 
 SCHEMA_VERSION = 7
 
@@ -160,151 +172,6 @@ _MIGRATIONS: dict[int, str] = {
     );
     """,
 }
-
-
-class TicketState(StrEnum):
-    """Where a ticket is in its life."""
-
-    CREATING = "creating"  # stored, issue not yet confirmed on GitHub
-    OPEN = "open"  # issue exists, awaiting a signed answer
-    ANSWERED = "answered"  # a signed answer is committed, not yet delivered
-    DELIVERED = "delivered"  # the answer reached a client
-    EXPIRED = "expired"  # nobody answered before the deadline
-    NEEDS_REVIEW = "needs-review"  # a signed answer waits for reviewers' signed approvals
-
-    @property
-    def pending(self) -> bool:
-        """Say whether the ticket still waits for an answer it can release."""
-        return self in _PENDING
-
-
-_PENDING = frozenset({TicketState.CREATING, TicketState.OPEN, TicketState.NEEDS_REVIEW})
-
-
-@dataclass(frozen=True)
-class Ticket:
-    """One request waiting for (or answered by) a human."""
-
-    id: int
-    request_key: str
-    request_id: str
-    state: TicketState
-    issue_number: int | None
-    issue_url: str | None
-    created_at: datetime
-    deadline: datetime
-    # Step `step` of the agent run whose first ticket is `thread_id` (its own id for step 1),
-    # continuing ticket `parent_id` (None for step 1).
-    step: int = 1
-    thread_id: int | None = None
-    parent_id: int | None = None
-
-
-@dataclass(frozen=True)
-class ReplyClaim:
-    """The one reply a comment may get from the bot: which comment, on which ticket, why."""
-
-    comment_id: int
-    ticket_id: int | None
-    kind: str
-
-
-@dataclass(frozen=True)
-class ThreadStart:
-    """Where a new ticket joins an agent run: after ticket ``parent_id`` of ``thread_id``."""
-
-    thread_id: int
-    parent_id: int
-
-
-@dataclass(frozen=True)
-class StoredAnswer:
-    """An accepted, verified answer."""
-
-    ticket_id: int
-    comment_id: int
-    comment_url: str
-    text: str
-    signer: str
-    kid: str
-    jti: str
-    digest: str
-    accepted_at: datetime
-    delivered_at: datetime | None
-    release: str = ""
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A verified answer that waits for reviewers before it is released."""
-
-    ticket_id: int
-    comment_id: int
-    comment_url: str
-    text: str
-    signer: str
-    kid: str
-    jti: str
-    digest: str
-    release: str
-    required: int
-    posted_at: datetime
-    proposed_at: datetime
-    state: str = "pending"
-
-
-@dataclass(frozen=True)
-class StoredJudgement:
-    """A reviewer's verified approval or rejection of a candidate answer."""
-
-    comment_id: int
-    candidate_id: int
-    act: str
-    reviewer: str
-    kid: str
-    jti: str
-    digest: str
-    posted_at: datetime
-
-
-class DraftState(StrEnum):
-    """Where a ticket's draft is: being asked for, posted on the issue, or failed."""
-
-    CLAIMED = "claimed"
-    POSTED = "posted"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class StoredDraft:
-    """An upstream model's suggested answer for a ticket; never an answer by itself."""
-
-    ticket_id: int
-    state: DraftState
-    model: str
-    text: str
-    digest: str
-    created_at: datetime
-    detail: str | None
-
-
-@dataclass(frozen=True)
-class QueuedWrite:
-    """A GitHub write waiting in the durable queue."""
-
-    id: int
-    kind: str
-    issue_number: int
-    payload: str
-    attempts: int
-
-
-@dataclass(frozen=True)
-class PollCursor:
-    """Where the repo-wide comment poll resumes: GitHub's ``since`` and the last ETag."""
-
-    since: str | None
-    etag: str | None
 
 
 def _ts(value: datetime) -> float:
@@ -491,7 +358,7 @@ class TicketStore:
             if thread is not None:
                 busy = db.execute(
                     "SELECT 1 FROM tickets WHERE thread_id = ? AND state IN (?, ?, ?) LIMIT 1",
-                    (thread.thread_id, *_PENDING),
+                    (thread.thread_id, *PENDING_STATES),
                 ).fetchone()
                 if busy is None:
                     row = db.execute(
@@ -604,7 +471,7 @@ class TicketStore:
         """Return every ticket still waiting for an answer, oldest first."""
         rows = self._db.execute(
             "SELECT * FROM tickets WHERE state IN (?, ?, ?) ORDER BY id",
-            tuple(_PENDING),
+            tuple(PENDING_STATES),
         ).fetchall()
         return [self._ticket(row) for row in rows]
 
@@ -613,7 +480,7 @@ class TicketStore:
         # Read every poll: the rows of all pending tickets (thousands) would be built each time.
         rows = self._db.execute(
             "SELECT * FROM tickets WHERE state IN (?, ?, ?) AND deadline <= ? ORDER BY id",
-            (*_PENDING, _ts(now)),
+            (*PENDING_STATES, _ts(now)),
         ).fetchall()
         return [self._ticket(row) for row in rows]
 
@@ -621,7 +488,7 @@ class TicketStore:
         """Count tickets still waiting for an answer."""
         row = self._db.execute(
             "SELECT COUNT(*) FROM tickets WHERE state IN (?, ?, ?)",
-            tuple(_PENDING),
+            tuple(PENDING_STATES),
         ).fetchone()
         return int(row[0])
 
@@ -630,7 +497,7 @@ class TicketStore:
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE tickets SET state = ?, updated_at = ? WHERE id = ? AND state IN (?, ?, ?)",
-                (TicketState.EXPIRED, _ts(now), ticket_id, *_PENDING),
+                (TicketState.EXPIRED, _ts(now), ticket_id, *PENDING_STATES),
             )
             return cursor.rowcount == 1
 
