@@ -60,6 +60,7 @@ from ticketing.render.replies import (
 )
 from ticketing.render.ticket import RenderedTicket, render_step, render_ticket, request_marker
 from ticketing.request import ChatRequest, ToolCall
+from ticketing.store.interface import TicketStore
 from ticketing.store.model import (
     Candidate,
     DraftState,
@@ -71,7 +72,6 @@ from ticketing.store.model import (
     Ticket,
     TicketState,
 )
-from ticketing.store.sqlite import TicketStore
 from ticketing.threads import (
     continuation_fingerprints,
     is_side_call,

@@ -40,8 +40,8 @@ from typing import Any
 
 from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.client import GitHubClient
+from ticketing.store.interface import TicketStore
 from ticketing.store.model import QueuedWrite, ReplyClaim, TicketState
-from ticketing.store.sqlite import TicketStore
 
 log = logging.getLogger(__name__)
 

@@ -249,7 +249,7 @@ def _insert_answer(db: sqlite3.Connection, answer: StoredAnswer) -> None:
     )
 
 
-class TicketStore:
+class SQLiteTicketStore:
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""
 
     def __init__(self, path: Path | str) -> None:
