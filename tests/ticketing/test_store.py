@@ -13,7 +13,8 @@ import pytest
 from ticketing.errors import StoreError
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import PollCursor, ReplyClaim, StoredAnswer, Ticket, TicketState
-from ticketing.store.sqlite import _MIGRATIONS, SCHEMA_VERSION, SQLiteTicketStore
+from ticketing.store.sqlite import SQLiteTicketStore
+from ticketing.store.sqlite_schema import _MIGRATIONS, SCHEMA_VERSION
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 DEADLINE = NOW + timedelta(hours=1)

@@ -1,14 +1,25 @@
-"""The records the ticket store keeps.
+"""The records the ticket store keeps, and how to build one from a database row.
 
 Every store (SQLite today; PostgreSQL or an in-memory fake tomorrow) hands out these
-frozen dataclasses, so the desk never sees a row.
+frozen dataclasses, so the desk never sees a row. :func:`record_from_row` is the one place
+that turns a row into a record: columns are matched to fields by name, and the fields a
+database keeps in another shape (timestamps, enum values) are converted by the caller.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Record = TypeVar("Record", bound="DataclassInstance")
 
 
 class TicketState(StrEnum):
@@ -155,3 +166,43 @@ class PollCursor:
 
     since: str | None
     etag: str | None
+
+
+class Row(Protocol):
+    """A database row read by column name, such as ``sqlite3.Row`` or a mapping."""
+
+    def keys(self) -> Iterable[str]:
+        """Return the row's column names."""
+        ...
+
+    def __getitem__(self, column: str, /) -> Any:
+        """Return the value of one column."""
+        ...
+
+
+@functools.cache
+def _field_names(kind: type[DataclassInstance]) -> tuple[str, ...]:
+    return tuple(field.name for field in dataclasses.fields(kind))
+
+
+def record_from_row(kind: type[Record], row: Row, /, **convert: Callable[[Any], object]) -> Record:
+    """Build a ``kind`` record from the row's columns named like its fields, converting some.
+
+    Every field needs its column (a missing one raises ``KeyError`` naming it); columns no
+    field names are ignored. ``convert`` maps a field name to what turns the stored value
+    into the field's value, such as ``state=TicketState``.
+    """
+    names = _field_names(kind)
+    try:
+        values = {name: row[name] for name in names}
+    except (IndexError, KeyError):
+        # sqlite3.Row raises IndexError for an unknown column name, a mapping KeyError;
+        # ``in`` would search a sqlite3.Row's values, so ask for its column names.
+        columns = set(row.keys())
+        missing = next(name for name in names if name not in columns)
+        raise KeyError(f"no column {missing!r} for {kind.__name__}") from None
+    for name, converter in convert.items():
+        if name not in values:
+            raise TypeError(f"{kind.__name__} has no field {name}")
+        values[name] = converter(values[name])
+    return kind(**values)
