@@ -51,7 +51,8 @@ from proxy.middleware import ANONYMOUS
 from proxy.wire import parse_chat_request
 from ticketing.desk import LABEL, LABEL_AWAITING, DeskSettings
 from ticketing.github.client import format_github_time
-from ticketing.store.sqlite import PollCursor, TicketStore
+from ticketing.store.model import PollCursor
+from ticketing.store.sqlite import SQLiteTicketStore
 
 COUNT = 10_000
 FRESH = 100
@@ -73,7 +74,7 @@ def prefill(github: BenchGitHub, store_path: Path, count: int) -> None:
     """Leave ``count`` tickets pending, as an earlier run of the proxy would have."""
     now = datetime.now(UTC).replace(microsecond=0)
     store_path.parent.mkdir(parents=True, exist_ok=True)
-    store = TicketStore(store_path)
+    store = SQLiteTicketStore(store_path)
     try:
         for index in range(count):
             chat = parse_chat_request(

@@ -38,7 +38,8 @@ from pathlib import Path
 
 from ticketing.render.ticket import render_step, render_ticket
 from ticketing.request import ChatRequest, Message, ToolCall
-from ticketing.store.sqlite import TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.sqlite import SQLiteTicketStore
 from ticketing.threads import continuation_fingerprints, reply_fingerprint, step_delta
 
 SAMPLES = Path(__file__).resolve().parents[1] / "tests" / "samples" / "autogpt" / "run1_default"
@@ -128,7 +129,7 @@ def main() -> int:
     print("finding the run of a new step (median):")
     for count in STORE_SIZES:
         with tempfile.TemporaryDirectory() as tmp:
-            store = TicketStore(Path(tmp) / "tickets.db")
+            store = SQLiteTicketStore(Path(tmp) / "tickets.db")
             first = store.open_ticket("00", request_id="r", created=CREATED, deadline=DEADLINE)
             for index in range(count - 1):
                 store.link_reply(f"{index:064x}", first.id)

@@ -42,7 +42,9 @@ from embedded_github.state import author_of
 from ticketing.desk import LABEL, LABEL_AWAITING, Desk, DeskSettings
 from ticketing.github.client import GitHubClient, format_github_time
 from ticketing.render.ticket import request_marker
-from ticketing.store.sqlite import PollCursor, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import PollCursor
+from ticketing.store.sqlite import SQLiteTicketStore
 
 REPO = "acme/agents"
 OWNER, NAME = REPO.split("/")
@@ -189,7 +191,7 @@ async def measure(pending: int, *, workdir: Path, rng: random.Random) -> Result:
     add_key_to_keyring(keyring_path, alice, roles=(Role.EDITOR,), user_id=1001)
     keyring = Keyring.load(keyring_path)
 
-    store = TicketStore(workdir / f"tickets-{pending}.sqlite3")
+    store = SQLiteTicketStore(workdir / f"tickets-{pending}.sqlite3")
     _fill_store(store, issues, created)
     settings = DeskSettings(repo=REPO)
     # Start where the desk would: at the first ticket's creation, minus the overlap.

@@ -21,7 +21,7 @@ from ticketing.desk import Desk, DeskSettings
 from ticketing.errors import GitHubError
 from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
 from ticketing.github.throttle import WriteThrottle
-from ticketing.store.sqlite import TicketStore
+from ticketing.store.sqlite import SQLiteTicketStore
 
 from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context
@@ -93,7 +93,7 @@ def create_app(
 
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        store = TicketStore(settings.store_path)
+        store = SQLiteTicketStore(settings.store_path)
         coordinator = build_coordinator(settings)
         github = GitHubClient(
             api_url=settings.github_api_url or GITHUB_API_URL,

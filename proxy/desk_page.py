@@ -33,7 +33,7 @@ from ticketing.github.client import GITHUB_API_URL
 from ticketing.render.redact import redact_request
 from ticketing.render.templates import answer_template
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import DraftState, Ticket, TicketState
+from ticketing.store.model import DraftState, Ticket, TicketState
 
 from .errors import ConfigError
 from .handlers import DESK

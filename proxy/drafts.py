@@ -30,7 +30,7 @@ from ticketing.desk import Desk
 from ticketing.render.drafts import DraftCall, draft_answer_text
 from ticketing.render.redact import redact_request
 from ticketing.request import ChatRequest, Message
-from ticketing.store.sqlite import DraftState, Ticket
+from ticketing.store.model import DraftState, Ticket
 
 from .settings import Settings
 

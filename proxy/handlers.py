@@ -15,7 +15,7 @@ from ticketing.desk import Desk, Outcome
 from ticketing.release import Release
 from ticketing.render.replies import render_expired_completion
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import Ticket
+from ticketing.store.model import Ticket
 from ticketing.threads import THREAD_NAME_LIMIT
 
 from .bodies import read_body

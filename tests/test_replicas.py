@@ -28,7 +28,7 @@ from proxy.settings import Settings
 from proxy.wire import parse_chat_request
 from tests.stack import Stack, free_port, start_stack, stop_stack
 from ticketing.redis_coordination import RedisCoordinator
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 SECRET = "webhook-secret-0123456789abcdef"
 PROMPT: Any = [{"role": "user", "content": "Which files are in the workspace?"}]

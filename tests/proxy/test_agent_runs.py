@@ -19,7 +19,7 @@ from proxy.cli import main
 from tests.proxy.test_autogpt_replay import SAMPLES, editor_answer, load, replay_headers, send
 from tests.stack import REPO, Stack
 from tests.ticketing.test_review_flow import DANGEROUS, SHELL
-from ticketing.store.sqlite import ThreadStart
+from ticketing.store.model import ThreadStart
 
 RUN = SAMPLES / "run1_default"
 STEP_1 = load(RUN / "004_POST_v1_chat_completions.json")

@@ -28,7 +28,7 @@ from tests.proxy.test_desk_page import DANGEROUS, PROMPT, SHELL, desk_url, start
 from tests.proxy.test_drafts import DRAFT, drafted, start_draft_stack
 from tests.stack import REPO, Stack, stop_stack
 from tests.upstream_stub import running_upstream_stub
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_FLAGS = [

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from tests.proxy.test_desk_page import PROMPT, desk_url, get_json
 from tests.stack import REPO, Stack
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 
 async def expire_first_ticket(stack: Stack) -> asyncio.Task[object]:

@@ -29,7 +29,7 @@ from tests.stack import REPO, Stack, free_port, start_stack, stop_stack
 from tests.ticketing.test_render import outside_fences, pings
 from tests.upstream_stub import UpstreamStub, running_upstream_stub
 from ticketing.render.drafts import draft_digest, parse_draft_comment, render_draft_comment
-from ticketing.store.sqlite import DraftState, Ticket, TicketState
+from ticketing.store.model import DraftState, Ticket, TicketState
 
 DRAFT_KEY = "sk-draft-key-that-must-stay-secret-0123456789"
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]

@@ -22,7 +22,7 @@ from proxy.settings import Settings
 from tests.github_openapi.validate import assert_matches_schema
 from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
 from ticketing.github.webhooks import sign_payload
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 SECRET = "webhook-secret-0123456789abcdef"
 PROMPT: Any = [{"role": "user", "content": "Which files are in the workspace?"}]

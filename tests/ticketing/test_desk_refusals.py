@@ -8,7 +8,7 @@ from auth.roles import Act
 from tests.stack import Stack
 from tests.ticketing.test_review_flow import DANGEROUS, SAFE, ask
 from ticketing.render.replies import render_rejection_reply
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 
 def state_of(stack: Stack) -> TicketState:

@@ -22,7 +22,9 @@ from ticketing.render.drafts import (
 )
 from ticketing.render.replies import is_bot_reply
 from ticketing.request import ChatRequest, Message, ToolSpec
-from ticketing.store.sqlite import DraftState, TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import DraftState, TicketState
+from ticketing.store.sqlite import SQLiteTicketStore
 
 SHELL = ToolSpec(
     name="execute_shell",
@@ -244,7 +246,7 @@ def open_ticket(store: TicketStore, key: str = "k") -> int:
 def test_a_ticket_gets_one_draft_claim_however_often_it_is_asked(tmp_path: Path) -> None:
     """claim_draft is true once per ticket, across store connections (replicas)."""
     path = tmp_path / "t.sqlite3"
-    store, other = TicketStore(path), TicketStore(path)
+    store, other = SQLiteTicketStore(path), SQLiteTicketStore(path)
     ticket_id = open_ticket(store)
     assert store.claim_draft(ticket_id, now=NOW)
     assert not store.claim_draft(ticket_id, now=NOW)
@@ -258,7 +260,7 @@ def test_a_ticket_gets_one_draft_claim_however_often_it_is_asked(tmp_path: Path)
 
 def test_finished_draft_keeps_its_text_model_and_digest(tmp_path: Path) -> None:
     """A posted draft is stored with its exact text; it cannot be finished twice."""
-    store = TicketStore(tmp_path / "t.sqlite3")
+    store = SQLiteTicketStore(tmp_path / "t.sqlite3")
     ticket_id = open_ticket(store)
     assert not store.finish_draft(ticket_id, state=DraftState.POSTED, now=NOW, text="x")
     store.claim_draft(ticket_id, now=NOW)
@@ -282,7 +284,7 @@ def test_recently_expired_lists_only_tickets_that_expired_since_the_cutoff(
     tmp_path: Path,
 ) -> None:
     """Tickets expired before the cutoff, and pending ones, are left out."""
-    store = TicketStore(tmp_path / "t.sqlite3")
+    store = SQLiteTicketStore(tmp_path / "t.sqlite3")
     old, recent, pending = (open_ticket(store, key) for key in ("a", "b", "c"))
     store.expire(old, now=NOW - timedelta(hours=2))
     store.expire(recent, now=NOW - timedelta(minutes=5))

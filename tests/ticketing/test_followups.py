@@ -24,7 +24,9 @@ from proxy.settings import Settings
 from tests.sandbox_fixtures import ManualClock
 from ticketing.github.client import GitHubClient, poll_delay
 from ticketing.github.write_queue import Guard, WriteQueue
-from ticketing.store.sqlite import TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import TicketState
+from ticketing.store.sqlite import SQLiteTicketStore
 
 REPO = "acme/agents"
 COMMENTS_OF_1 = "/repos/acme/agents/issues/1/comments"
@@ -34,7 +36,7 @@ class ProcessDied(BaseException):
     """Stands for the process being killed: nothing after it runs."""
 
 
-class DiesBeforeMarkingDone(TicketStore):
+class DiesBeforeMarkingDone(SQLiteTicketStore):
     """A store whose process dies right after a write was sent, before it is marked done."""
 
     def finish_write(self, write_id: int, *, now: datetime, failure: str | None = None) -> None:
@@ -73,7 +75,7 @@ def open_stores(store_path: Path) -> Iterator[Callable[..., TicketStore]]:
     """Return a factory of stores on the same file (one per 'process'), all closed after."""
     opened: list[TicketStore] = []
 
-    def open_store(kind: type[TicketStore] = TicketStore) -> TicketStore:
+    def open_store(kind: type[SQLiteTicketStore] = SQLiteTicketStore) -> TicketStore:
         store = kind(store_path)
         opened.append(store)
         return store

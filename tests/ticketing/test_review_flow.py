@@ -15,7 +15,7 @@ from auth.roles import Act
 from tests.stack import REPO, Stack
 from ticketing.audit.comments import AuditComment
 from ticketing.audit.issue import audit_issue
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 PROMPT = [{"role": "user", "content": "Clean up the build folder."}]
 SHELL: list[Any] = [

@@ -31,7 +31,7 @@ from ticketing.github.webhooks import (
     sign_payload,
     validate_signature,
 )
-from ticketing.store.sqlite import TicketState
+from ticketing.store.model import TicketState
 
 # GitHub's documented test vector:
 # https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries

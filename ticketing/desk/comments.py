@@ -31,7 +31,8 @@ from ticketing.render.replies import (
     render_unreleasable_reply,
 )
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import ReplyClaim, StoredAnswer, Ticket, TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import ReplyClaim, StoredAnswer, Ticket, TicketState
 
 from . import decisions as d
 from .counters import AnswerCounters

@@ -45,7 +45,7 @@ from auth.review_tally import ReviewTally
 from auth.roles import Act
 from auth.verify import Accepted, RejectReason, Verdict
 from ticketing.release import Refusal, Release
-from ticketing.store.sqlite import Candidate, TicketState
+from ticketing.store.model import Candidate, TicketState
 
 __all__ = [
     "ANSWERING",

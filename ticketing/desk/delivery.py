@@ -8,7 +8,8 @@ from dataclasses import replace
 from ticketing.clock import Clock
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.render.replies import render_delivered_notice
-from ticketing.store.sqlite import TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
 from .settings import REACTION_DELIVERED, DeskSettings

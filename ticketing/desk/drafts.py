@@ -13,7 +13,8 @@ from datetime import timedelta
 from ticketing.clock import Clock
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.render.drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
-from ticketing.store.sqlite import DraftState, Ticket, TicketState, TicketStore
+from ticketing.store.interface import DraftStore
+from ticketing.store.model import DraftState, Ticket, TicketState
 
 from .settings import DeskSettings
 
@@ -28,7 +29,7 @@ class Drafts:
     def __init__(
         self,
         *,
-        store: TicketStore,
+        store: DraftStore,
         followups: WriteQueue,
         settings: DeskSettings,
         clock: Clock,

@@ -31,7 +31,8 @@ from ticketing.github.webhooks import CommentEvent
 from ticketing.github.write_queue import WriteQueue
 from ticketing.render.ticket import RenderedTicket
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import Ticket, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import Ticket
 
 from .comments import SignedComments
 from .counters import AnswerCounters

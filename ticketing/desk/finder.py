@@ -28,7 +28,8 @@ from ticketing.github.client import (
     poll_delay,
 )
 from ticketing.github.webhooks import CommentEvent
-from ticketing.store.sqlite import PollCursor, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import PollCursor
 
 from .settings import DeskSettings
 from .wakeups import cancel_task

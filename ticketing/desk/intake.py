@@ -19,7 +19,8 @@ from ticketing.github.client import GitHubClient, format_github_time
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.render.ticket import request_marker
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import PollCursor, Ticket, TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import PollCursor, Ticket, TicketState
 
 from .outcome import DeliveredOutcomes
 from .rendering import TicketRenderer

@@ -10,7 +10,7 @@ from datetime import timedelta
 from ticketing.clock import Clock
 from ticketing.release import Release
 from ticketing.request import ToolCall
-from ticketing.store.sqlite import StoredAnswer, Ticket
+from ticketing.store.model import StoredAnswer, Ticket
 
 __all__ = ["DeliveredOutcomes", "Outcome", "decode_release", "encode_release"]
 

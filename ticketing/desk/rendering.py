@@ -17,7 +17,8 @@ from typing import Any
 from ticketing.render.redact import describe_redactions, redact_request
 from ticketing.render.ticket import RenderedTicket, render_step, render_ticket
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import Ticket, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import Ticket
 from ticketing.threads import step_delta, tools_changed
 
 from .runs import Runs

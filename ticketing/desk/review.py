@@ -21,7 +21,8 @@ from ticketing.github.client import Comment
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.release import Release
 from ticketing.render.replies import render_needs_review_notice, render_review_rejected_notice
-from ticketing.store.sqlite import Candidate, StoredJudgement, Ticket, TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import Candidate, StoredJudgement, Ticket, TicketState
 
 from .counters import AnswerCounters
 from .outcome import decode_release, encode_release

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ticketing.release import Release
 from ticketing.request import ChatRequest
-from ticketing.store.sqlite import ThreadStart, Ticket, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import ThreadStart, Ticket
 from ticketing.threads import (
     continuation_fingerprints,
     is_side_call,

@@ -8,7 +8,7 @@ from datetime import timedelta
 from auth.policy import ReviewPolicy
 from auth.verify import VerifyLimits
 from ticketing.references import ticket_reference
-from ticketing.store.sqlite import Ticket
+from ticketing.store.model import Ticket
 
 __all__ = [
     "LABEL",

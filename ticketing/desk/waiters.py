@@ -16,7 +16,8 @@ from ticketing.clock import Clock
 from ticketing.errors import DeskStopped
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.render.replies import render_expired_notice
-from ticketing.store.sqlite import Ticket, TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import Ticket, TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
 from .settings import LABEL, LABEL_EXPIRED

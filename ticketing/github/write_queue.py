@@ -40,7 +40,8 @@ from typing import Any
 
 from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.client import GitHubClient
-from ticketing.store.sqlite import QueuedWrite, ReplyClaim, TicketState, TicketStore
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import QueuedWrite, ReplyClaim, TicketState
 
 log = logging.getLogger(__name__)
 

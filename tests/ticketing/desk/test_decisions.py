@@ -17,7 +17,7 @@ from auth.roles import Act
 from auth.verify import Accepted, Rejected, RejectReason
 from ticketing.desk import decisions as d
 from ticketing.release import Refusal, Release
-from ticketing.store.sqlite import Candidate, TicketState
+from ticketing.store.model import Candidate, TicketState
 
 NOW = datetime(2026, 11, 26, 12, 0, tzinfo=UTC)
 RELEASE = Release(content="ls", tool_calls=(), finish_reason="stop")

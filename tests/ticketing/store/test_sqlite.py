@@ -11,16 +11,10 @@ from pathlib import Path
 import pytest
 
 from ticketing.errors import StoreError
-from ticketing.store.sqlite import (
-    _MIGRATIONS,
-    SCHEMA_VERSION,
-    PollCursor,
-    ReplyClaim,
-    StoredAnswer,
-    Ticket,
-    TicketState,
-    TicketStore,
-)
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import PollCursor, ReplyClaim, StoredAnswer, Ticket, TicketState
+from ticketing.store.sqlite import SQLiteTicketStore
+from ticketing.store.sqlite_schema import _MIGRATIONS, SCHEMA_VERSION
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 DEADLINE = NOW + timedelta(hours=1)
@@ -30,7 +24,7 @@ KEY = "ab" * 32
 @pytest.fixture
 def store() -> Iterator[TicketStore]:
     """Yield an in-memory store, closed after the test."""
-    opened = TicketStore(":memory:")
+    opened = SQLiteTicketStore(":memory:")
     yield opened
     opened.close()
 
@@ -73,7 +67,7 @@ def test_fresh_database_starts_at_version_one_and_is_migrated_to_the_current_one
 ) -> None:
     """A new file gets every migration from 1 up, ending at SCHEMA_VERSION."""
     path = tmp_path / "tickets.sqlite3"
-    TicketStore(path).close()
+    SQLiteTicketStore(path).close()
     assert min(_MIGRATIONS) == 1
     assert sorted(_MIGRATIONS) == list(range(1, SCHEMA_VERSION + 1))
     assert user_version(path) == SCHEMA_VERSION
@@ -93,7 +87,7 @@ def test_version_one_database_is_upgraded_keeping_its_tickets(tmp_path: Path) ->
             (KEY, NOW.timestamp(), DEADLINE.timestamp(), NOW.timestamp()),
         )
         db.execute("PRAGMA user_version = 1")
-    store = TicketStore(path)
+    store = SQLiteTicketStore(path)
     try:
         assert user_version(path) == SCHEMA_VERSION
         ticket = store.ticket_for_issue(3)
@@ -111,10 +105,10 @@ def test_version_one_database_is_upgraded_keeping_its_tickets(tmp_path: Path) ->
 def test_reopening_a_current_database_keeps_its_version_and_data(tmp_path: Path) -> None:
     """Opening an up-to-date store runs no migration again and loses nothing."""
     path = tmp_path / "tickets.sqlite3"
-    first = TicketStore(path)
+    first = SQLiteTicketStore(path)
     ticket = open_issue(first)
     first.close()
-    second = TicketStore(path)
+    second = SQLiteTicketStore(path)
     try:
         assert user_version(path) == SCHEMA_VERSION
         assert second.get_ticket(ticket.id) == ticket
@@ -129,7 +123,7 @@ def test_database_from_a_newer_ticketproxy_is_refused_naming_its_path(tmp_path: 
     with sqlite3.connect(path) as db:
         db.execute(f"PRAGMA user_version = {newer}")
     with pytest.raises(StoreError) as caught:
-        TicketStore(path)
+        SQLiteTicketStore(path)
     assert str(path) in str(caught.value)
     assert f"schema version {newer}" in str(caught.value)
     assert user_version(path) == newer
@@ -140,7 +134,7 @@ def test_file_that_is_not_a_database_is_refused_naming_its_path(tmp_path: Path) 
     path = tmp_path / "tickets.sqlite3"
     path.write_bytes(b"this is not an SQLite database, just text " * 50)
     with pytest.raises(StoreError) as caught:
-        TicketStore(path)
+        SQLiteTicketStore(path)
     assert str(path) in str(caught.value)
 
 
@@ -148,7 +142,7 @@ def test_store_in_a_missing_directory_is_refused_naming_its_path(tmp_path: Path)
     """A path whose directory does not exist raises StoreError naming the path."""
     path = tmp_path / "no" / "such" / "dir" / "tickets.sqlite3"
     with pytest.raises(StoreError) as caught:
-        TicketStore(path)
+        SQLiteTicketStore(path)
     assert str(path) in str(caught.value)
 
 
@@ -352,7 +346,7 @@ def test_cursor_is_empty_until_set_and_round_trips(store: TicketStore) -> None:
 def test_everything_survives_closing_and_reopening_a_file_store(tmp_path: Path) -> None:
     """Tickets, answers, jtis, replies and the cursor are all there after a restart."""
     path = tmp_path / "tickets.sqlite3"
-    first = TicketStore(path)
+    first = SQLiteTicketStore(path)
     answered = open_issue(first, key="01" * 32, number=1)
     waiting = open_issue(first, key="02" * 32, number=2)
     stored = answer(answered)
@@ -361,7 +355,7 @@ def test_everything_survives_closing_and_reopening_a_file_store(tmp_path: Path) 
     first.set_cursor(PollCursor(since="2026-01-02T03:04:00Z", etag='W/"e"'))
     first.close()
 
-    second = TicketStore(path)
+    second = SQLiteTicketStore(path)
     try:
         assert second.answer_for(answered.id) == stored
         assert second.is_jti_used(stored.jti)
@@ -375,7 +369,7 @@ def test_everything_survives_closing_and_reopening_a_file_store(tmp_path: Path) 
 def test_file_store_uses_write_ahead_logging(tmp_path: Path) -> None:
     """The file store runs in WAL mode, so a reader never blocks the poller's writes."""
     path = tmp_path / "tickets.sqlite3"
-    store = TicketStore(path)
+    store = SQLiteTicketStore(path)
     try:
         with sqlite3.connect(path) as db:
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -386,8 +380,8 @@ def test_file_store_uses_write_ahead_logging(tmp_path: Path) -> None:
 def test_commit_is_visible_to_a_second_connection_before_close(tmp_path: Path) -> None:
     """An accepted answer is committed at once: another process sees it without a close."""
     path = tmp_path / "tickets.sqlite3"
-    writer = TicketStore(path)
-    reader = TicketStore(path)
+    writer = SQLiteTicketStore(path)
+    reader = SQLiteTicketStore(path)
     try:
         ticket = open_issue(writer)
         assert writer.accept_answer(answer(ticket))
@@ -401,8 +395,8 @@ def test_commit_is_visible_to_a_second_connection_before_close(tmp_path: Path) -
 
 def test_a_queued_write_is_claimed_by_one_worker_only(tmp_path: Path) -> None:
     """Two workers that read the same due write race to claim it; exactly one wins."""
-    first = TicketStore(tmp_path / "t.sqlite3")
-    second = TicketStore(tmp_path / "t.sqlite3")
+    first = SQLiteTicketStore(tmp_path / "t.sqlite3")
+    second = SQLiteTicketStore(tmp_path / "t.sqlite3")
     now = datetime.now(UTC)
     write_id = first.enqueue_write("comment", issue_number=1, payload="{}", now=now)
     (seen_by_first,) = first.due_writes(now=now)

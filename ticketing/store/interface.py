@@ -1,0 +1,283 @@
+"""What the desk needs from a ticket store, one protocol per part of its state.
+
+A store keeps everything a restart must not lose. Each protocol below is one part of
+that state; :class:`TicketStore` is all of them, and is what the desk is given. Code that
+needs only one part (the write queue, say) asks for that protocol, so an in-memory fake
+of that part is enough to test it. :class:`~ticketing.store.sqlite.SQLiteTicketStore` is
+the store ticketproxy runs on.
+
+The promises every store keeps, whatever its database:
+
+- a check and the write it guards are one transaction: the first valid answer wins, a
+  signature's ``jti`` is spent once, and a comment's one reply is queued with its claim;
+- methods that report a race (``accept_answer``, ``expire``, ``claim_draft``, ...) return
+  False, changing nothing, when another caller (or another replica) got there first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from ticketing.store.model import (
+    Candidate,
+    DraftState,
+    PollCursor,
+    QueuedWrite,
+    ReplyClaim,
+    StoredAnswer,
+    StoredDraft,
+    StoredJudgement,
+    ThreadStart,
+    Ticket,
+)
+
+
+@runtime_checkable
+class TicketThreadStore(Protocol):
+    """Tickets, and the agent runs (threads) they are steps of."""
+
+    def get_ticket(self, ticket_id: int) -> Ticket | None:
+        """Return the ticket with this id."""
+        ...
+
+    def latest_ticket_for_key(self, request_key: str) -> Ticket | None:
+        """Return the newest ticket opened for this request key."""
+        ...
+
+    def open_ticket(
+        self,
+        request_key: str,
+        *,
+        request_id: str,
+        created: datetime,
+        deadline: datetime,
+        request: str | None = None,
+        client: str | None = None,
+        thread: ThreadStart | None = None,
+    ) -> Ticket:
+        """Insert a ticket in state ``creating`` (the next step of ``thread``) and return it."""
+        ...
+
+    def set_issue(self, ticket_id: int, *, number: int, url: str, now: datetime) -> Ticket:
+        """Record the GitHub issue of a ticket and move it from ``creating`` to ``open``."""
+        ...
+
+    def request_for(self, ticket_id: int) -> str | None:
+        """Return the stored request of a ticket (JSON), if any."""
+        ...
+
+    def ticket_for_issue(self, number: int) -> Ticket | None:
+        """Return the ticket whose issue has this number."""
+        ...
+
+    def pending_tickets(self) -> list[Ticket]:
+        """Return every ticket still waiting for an answer, oldest first."""
+        ...
+
+    def overdue_tickets(self, now: datetime) -> list[Ticket]:
+        """Return the tickets still waiting whose deadline is ``now`` or earlier, oldest first."""
+        ...
+
+    def count_pending(self) -> int:
+        """Count tickets still waiting for an answer."""
+        ...
+
+    def expire(self, ticket_id: int, *, now: datetime) -> bool:
+        """Mark a pending ticket expired; return False when it was no longer pending."""
+        ...
+
+    def recently_expired(self, *, since: datetime) -> list[Ticket]:
+        """Return the tickets that expired at or after ``since``, oldest first."""
+        ...
+
+    def link_reply(self, fingerprint: str, ticket_id: int) -> None:
+        """Remember that ticket ``ticket_id`` gave the reply with this fingerprint."""
+        ...
+
+    def ticket_for_reply(self, fingerprint: str) -> Ticket | None:
+        """Return the ticket that gave the reply with this fingerprint, if any."""
+        ...
+
+    def name_thread(self, name_key: str, thread_id: int) -> None:
+        """Point a client's thread name at an agent run (the newest run with that name wins)."""
+        ...
+
+    def thread_for_name(self, name_key: str) -> int | None:
+        """Return the agent run a client's thread name points at, if any."""
+        ...
+
+    def newest_in_thread(self, thread_id: int) -> Ticket | None:
+        """Return the newest step of an agent run."""
+        ...
+
+    def latest_thread_of_client(self, client: str) -> int | None:
+        """Return the agent run this client's newest ticket on GitHub belongs to, if any."""
+        ...
+
+
+@runtime_checkable
+class AnswerStore(Protocol):
+    """Accepted answers, candidates waiting for review, and reviewers' judgements."""
+
+    def is_jti_used(self, jti: str) -> bool:
+        """Say whether a signature with this ``jti`` was ever accepted."""
+        ...
+
+    def accept_answer(self, answer: StoredAnswer) -> bool:
+        """Commit an answer if its ticket is still open and its ``jti`` unused."""
+        ...
+
+    def answer_for(self, ticket_id: int) -> StoredAnswer | None:
+        """Return the accepted answer of a ticket."""
+        ...
+
+    def mark_delivered(self, ticket_id: int, *, now: datetime) -> bool:
+        """Record the first delivery of an answer; return False if it was delivered before."""
+        ...
+
+    def propose_answer(self, candidate: Candidate) -> bool:
+        """Hold a verified answer for review: the ticket must be open and the jti unused."""
+        ...
+
+    def pending_candidate(self, ticket_id: int) -> Candidate | None:
+        """Return the answer of a ticket that waits for review, if any."""
+        ...
+
+    def record_judgement(self, judgement: StoredJudgement, *, ticket_id: int) -> bool:
+        """Keep a reviewer's verified judgement; False if its comment or jti was seen before."""
+        ...
+
+    def judgements_for(self, candidate_id: int) -> list[StoredJudgement]:
+        """Return the judgements recorded on a candidate answer, in posting order."""
+        ...
+
+    def approve_candidate(self, candidate: Candidate, *, now: datetime) -> bool:
+        """Release an approved candidate as the ticket's answer, in one transaction."""
+        ...
+
+    def reject_candidate(self, candidate: Candidate, *, now: datetime) -> bool:
+        """Drop a rejected candidate and reopen its ticket for a new answer."""
+        ...
+
+
+@runtime_checkable
+class WriteQueueStore(Protocol):
+    """The durable queue of GitHub writes, and the one reply each comment may get."""
+
+    def enqueue_write(self, kind: str, *, issue_number: int, payload: str, now: datetime) -> int:
+        """Queue one GitHub write and return its id."""
+        ...
+
+    def enqueue_writes(
+        self,
+        writes: Sequence[tuple[str, int, str]],
+        *,
+        now: datetime,
+        claim: ReplyClaim | None = None,
+    ) -> list[int] | None:
+        """Queue GitHub writes in one transaction (with ``claim``, only if it is new)."""
+        ...
+
+    def due_writes(self, *, now: datetime, limit: int = 50) -> list[QueuedWrite]:
+        """Return queued writes whose time has come, oldest first."""
+        ...
+
+    def pending_writes(self) -> int:
+        """Count writes not yet done."""
+        ...
+
+    def next_write_due(self) -> datetime | None:
+        """Return when the earliest queued write is due, if any."""
+        ...
+
+    def finish_write(self, write_id: int, *, now: datetime, failure: str | None = None) -> None:
+        """Mark a queued write done (or abandoned, with the reason)."""
+        ...
+
+    def defer_write(self, write_id: int, *, until: datetime, attempts: int | None = None) -> bool:
+        """Try a queued write again later; with ``attempts``, only if no one else took it."""
+        ...
+
+    def claim_reply(
+        self, comment_id: int, *, ticket_id: int | None, kind: str, now: datetime
+    ) -> bool:
+        """Reserve the one reply a comment may get; return False if it already had one."""
+        ...
+
+    def count_replies(self, ticket_id: int) -> int:
+        """Count the replies the bot made on a ticket."""
+        ...
+
+
+@runtime_checkable
+class DraftStore(Protocol):
+    """An upstream model's one suggested answer per ticket."""
+
+    def claim_draft(
+        self, ticket_id: int, *, now: datetime, stale_before: datetime | None = None
+    ) -> bool:
+        """Reserve the one draft a ticket may get; False if it was claimed before."""
+        ...
+
+    def release_draft(self, ticket_id: int) -> None:
+        """Give back a claim whose draft was abandoned (its process is stopping)."""
+        ...
+
+    def finish_draft(
+        self,
+        ticket_id: int,
+        *,
+        state: DraftState,
+        now: datetime,
+        model: str = "",
+        text: str = "",
+        digest: str = "",
+        detail: str | None = None,
+    ) -> bool:
+        """Record how a claimed draft ended (posted or failed); False if it was not claimed."""
+        ...
+
+    def draft_for(self, ticket_id: int) -> StoredDraft | None:
+        """Return a ticket's draft, in whatever state it is."""
+        ...
+
+
+@runtime_checkable
+class WebhookDeliveryStore(Protocol):
+    """The webhook deliveries already handled (GitHub may deliver one twice)."""
+
+    def record_delivery(self, delivery_id: str, *, now: datetime) -> bool:
+        """Record a webhook delivery id; return False if it was handled before."""
+        ...
+
+
+@runtime_checkable
+class PollCursorStore(Protocol):
+    """Where the repo-wide comment poll resumes."""
+
+    def get_cursor(self) -> PollCursor:
+        """Return where the comment poll resumes."""
+        ...
+
+    def set_cursor(self, cursor: PollCursor) -> None:
+        """Persist where the comment poll resumes."""
+        ...
+
+
+@runtime_checkable
+class TicketStore(
+    TicketThreadStore,
+    AnswerStore,
+    WriteQueueStore,
+    DraftStore,
+    WebhookDeliveryStore,
+    PollCursorStore,
+    Protocol,
+):
+    """Everything the desk keeps durably; closed once, when the desk stops."""
+
+    def close(self) -> None:
+        """Release the store's resources (its database connection)."""
+        ...

@@ -1,0 +1,153 @@
+"""The SQLite ticket store's schema: one migration per version, applied in order.
+
+A database records the version it is at in ``PRAGMA user_version``; opening it applies the
+migrations above that version, each in its own transaction. Migrations are never edited
+once released, so a database written by any earlier ticketproxy still opens.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 7
+
+_MIGRATIONS: dict[int, str] = {
+    1: """
+    CREATE TABLE tickets (
+        id            INTEGER PRIMARY KEY,
+        request_key   TEXT NOT NULL,
+        request_id    TEXT NOT NULL,
+        state         TEXT NOT NULL,
+        issue_number  INTEGER,
+        issue_url     TEXT,
+        created_at    REAL NOT NULL,
+        deadline      REAL NOT NULL,
+        updated_at    REAL NOT NULL
+    );
+    CREATE INDEX tickets_by_key ON tickets (request_key, id);
+    CREATE INDEX tickets_by_issue ON tickets (issue_number);
+    CREATE INDEX tickets_by_state ON tickets (state);
+    CREATE TABLE answers (
+        ticket_id     INTEGER PRIMARY KEY REFERENCES tickets (id),
+        comment_id    INTEGER NOT NULL UNIQUE,
+        comment_url   TEXT NOT NULL,
+        text          TEXT NOT NULL,
+        signer        TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        accepted_at   REAL NOT NULL,
+        delivered_at  REAL
+    );
+    CREATE TABLE used_jtis (
+        jti           TEXT PRIMARY KEY,
+        ticket_id     INTEGER NOT NULL,
+        used_at       REAL NOT NULL
+    );
+    CREATE TABLE replied_comments (
+        comment_id    INTEGER PRIMARY KEY,
+        ticket_id     INTEGER,
+        kind          TEXT NOT NULL,
+        replied_at    REAL NOT NULL
+    );
+    CREATE TABLE cursor (
+        name          TEXT PRIMARY KEY,
+        since         TEXT,
+        etag          TEXT
+    );
+    """,
+    # The request itself (to check answers against its tools and formats after a restart)
+    # and what was released to the agent (text, tool calls, finish reason).
+    2: """
+    ALTER TABLE tickets ADD COLUMN request TEXT;
+    ALTER TABLE answers ADD COLUMN release TEXT NOT NULL DEFAULT '';
+    """,
+    # Webhook deliveries already handled (GitHub may deliver one twice).
+    3: """
+    CREATE TABLE webhook_deliveries (
+        delivery_id   TEXT PRIMARY KEY,
+        received_at   REAL NOT NULL
+    );
+    """,
+    # GitHub bookkeeping writes (labels, replies, closing) survive a restart.
+    4: """
+    CREATE TABLE write_queue (
+        id            INTEGER PRIMARY KEY,
+        kind          TEXT NOT NULL,
+        issue_number  INTEGER NOT NULL,
+        payload       TEXT NOT NULL,
+        attempts      INTEGER NOT NULL DEFAULT 0,
+        not_before    REAL NOT NULL,
+        created_at    REAL NOT NULL,
+        done_at       REAL,
+        failure       TEXT
+    );
+    CREATE INDEX write_queue_due ON write_queue (done_at, not_before, id);
+    """,
+    # Answers that wait for reviewers, and the reviewers' signed approvals and rejections.
+    5: """
+    CREATE TABLE candidates (
+        comment_id    INTEGER PRIMARY KEY,
+        ticket_id     INTEGER NOT NULL REFERENCES tickets (id),
+        comment_url   TEXT NOT NULL,
+        text          TEXT NOT NULL,
+        signer        TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        release       TEXT NOT NULL,
+        required      INTEGER NOT NULL,
+        posted_at     REAL NOT NULL,
+        proposed_at   REAL NOT NULL,
+        state         TEXT NOT NULL
+    );
+    CREATE INDEX candidates_by_ticket ON candidates (ticket_id, state);
+    CREATE TABLE judgements (
+        comment_id    INTEGER PRIMARY KEY,
+        candidate_id  INTEGER NOT NULL REFERENCES candidates (comment_id),
+        act           TEXT NOT NULL,
+        reviewer      TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        posted_at     REAL NOT NULL
+    );
+    """,
+    # One issue per agent run: a ticket is step `step` of the thread opened by ticket
+    # `thread_id`, continuing ticket `parent_id`. Replies delivered (by fingerprint, see
+    # ticketing.threads) and threads named by clients point at the tickets they continue.
+    6: """
+    ALTER TABLE tickets ADD COLUMN step INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE tickets ADD COLUMN thread_id INTEGER;
+    ALTER TABLE tickets ADD COLUMN parent_id INTEGER;
+    ALTER TABLE tickets ADD COLUMN client TEXT;
+    UPDATE tickets SET thread_id = id;
+    CREATE INDEX tickets_by_thread ON tickets (thread_id, step);
+    CREATE INDEX tickets_by_client ON tickets (client, id);
+    CREATE TABLE thread_replies (
+        fingerprint   TEXT PRIMARY KEY,
+        ticket_id     INTEGER NOT NULL REFERENCES tickets (id)
+    );
+    CREATE TABLE thread_names (
+        name_key      TEXT PRIMARY KEY,
+        thread_id     INTEGER NOT NULL REFERENCES tickets (id)
+    );
+    """,
+    # An upstream model's suggested answer, at most one per ticket (claimed before it is
+    # asked for, so retries and replicas never ask twice).
+    7: """
+    CREATE TABLE drafts (
+        ticket_id     INTEGER PRIMARY KEY REFERENCES tickets (id),
+        state         TEXT NOT NULL,
+        model         TEXT NOT NULL DEFAULT '',
+        text          TEXT NOT NULL DEFAULT '',
+        digest        TEXT NOT NULL DEFAULT '',
+        created_at    REAL NOT NULL,
+        updated_at    REAL NOT NULL,
+        detail        TEXT
+    );
+    """,
+}
+
+
+def migration_statements(version: int) -> list[str]:
+    """Return the SQL statements that bring a database from ``version - 1`` to ``version``."""
+    return [statement for statement in _MIGRATIONS[version].split(";") if statement.strip()]
