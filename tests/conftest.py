@@ -2,7 +2,7 @@
 
 from hypothesis import settings
 
-pytest_plugins = ["tests.sandbox_fixtures", "tests.stack"]
+pytest_plugins = ["tests.helpers.embedded_github_fixtures", "tests.helpers.stack"]
 
 # Property tests check behaviour, not speed (benchmarks under bench/ do that): on a busy
 # 2-core CI machine a single example can take longer than hypothesis's default 200 ms

@@ -19,7 +19,7 @@ from auth.policy import (
 )
 from auth.roles import Act
 from auth.verify import Accepted
-from tests.auth.team import NOW
+from tests.helpers.signing_team import NOW
 
 SAMPLES = Path(__file__).parents[1] / "samples" / "autogpt"
 DEFAULT = ReviewPolicy.default()

@@ -23,8 +23,8 @@ from embedded_github import (
     save_sandbox_config,
 )
 from embedded_github.timestamps import to_epoch
-from tests.github_openapi.validate import assert_matches_response
-from tests.sandbox_fixtures import ManualClock
+from tests.helpers.embedded_github_fixtures import ManualClock
+from tests.helpers.github_openapi.validate import assert_matches_response
 
 APP_ID = 4242
 INSTALLATION_ID = 777

@@ -16,8 +16,8 @@ from openai.types.chat import ChatCompletion
 from auth.comment import split_signed_comment
 from auth.keys import write_signing_key
 from proxy.cli import main
+from tests.helpers.stack import REPO, Stack
 from tests.proxy.test_autogpt_replay import SAMPLES, editor_answer, load, replay_headers, send
-from tests.stack import REPO, Stack
 from tests.ticketing.test_review_flow import DANGEROUS, SHELL
 from ticketing.store.sqlite import ThreadStart
 

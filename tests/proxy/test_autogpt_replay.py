@@ -12,7 +12,7 @@ import pytest
 from openai.types import Model
 from openai.types.chat import ChatCompletion
 
-from tests.stack import CLIENT_KEY, Stack
+from tests.helpers.stack import CLIENT_KEY, Stack
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "autogpt"
 CAPTURES = sorted(SAMPLES.glob("run*/*.json"))

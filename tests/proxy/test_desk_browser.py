@@ -23,11 +23,11 @@ from auth.keyring import Keyring
 from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
+from tests.helpers.stack import REPO, Stack, stop_stack
+from tests.helpers.upstream_stub import running_upstream_stub
 from tests.proxy.test_agent_runs import signed_claims, wait_for_step
 from tests.proxy.test_desk_page import DANGEROUS, PROMPT, SHELL, desk_url, start_desk_stack
 from tests.proxy.test_drafts import DRAFT, drafted, start_draft_stack
-from tests.stack import REPO, Stack, stop_stack
-from tests.upstream_stub import running_upstream_stub
 from ticketing.store.sqlite import TicketState
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -13,7 +13,7 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.desk_page import DeskPageSettings
 from proxy.errors import ConfigError
-from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
+from tests.helpers.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 
 DESK_TOKEN = "desk-token-0123456789abcdef"
 PROMPT = [{"role": "user", "content": "Write the word hello into hello.txt, then finish."}]

@@ -1,7 +1,7 @@
 """Drafts end to end: a stub upstream model drafts, the bot posts, only a signature releases.
 
 Each test runs the real sandbox GitHub, a real proxy and the official ``openai`` client, with
-an OpenAI-compatible stub upstream on 127.0.0.1, port 0 (tests/upstream_stub.py).
+an OpenAI-compatible stub upstream on 127.0.0.1, port 0 (tests/helpers/upstream_stub.py).
 """
 
 from __future__ import annotations
@@ -24,10 +24,10 @@ from proxy.drafts import DRAFTER, Drafter, draft_request_body, shown_url
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from proxy.wire import parse_chat_request
+from tests.helpers.stack import REPO, Stack, free_port, start_stack, stop_stack
+from tests.helpers.upstream_stub import UpstreamStub, running_upstream_stub
 from tests.proxy.test_desk_page import desk_url, get_json
-from tests.stack import REPO, Stack, free_port, start_stack, stop_stack
 from tests.ticketing.test_render import outside_fences, pings
-from tests.upstream_stub import UpstreamStub, running_upstream_stub
 from ticketing.render.drafts import draft_digest, parse_draft_comment, render_draft_comment
 from ticketing.store.sqlite import DraftState, Ticket, TicketState
 

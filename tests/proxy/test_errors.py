@@ -10,7 +10,7 @@ import aiohttp
 import openai
 import pytest
 
-from tests.stack import CLIENT_KEY, Stack
+from tests.helpers.stack import CLIENT_KEY, Stack
 
 PROMPT = [{"role": "user", "content": "hi"}]
 AUTH = {"Authorization": f"Bearer {CLIENT_KEY}"}

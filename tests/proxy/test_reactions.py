@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from auth.roles import Act
-from tests.stack import REPO, Stack
+from tests.helpers.stack import REPO, Stack
 from tests.ticketing.test_review_flow import DANGEROUS, SHELL
 
 

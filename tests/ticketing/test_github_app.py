@@ -21,7 +21,7 @@ from tests.embedded_github.test_app_tokens import (
     desk_app,
     private_pem,
 )
-from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
+from tests.helpers.stack import REPO, Clock, Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "Say hello."}]
 BOT = "ticket-desk[bot]"

@@ -13,7 +13,7 @@ from auth.audit import AuditComment, audit_issue
 from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from auth.roles import Act
-from tests.stack import REPO, Stack
+from tests.helpers.stack import REPO, Stack
 from ticketing.store.sqlite import TicketState
 
 PROMPT = [{"role": "user", "content": "Clean up the build folder."}]
