@@ -1,6 +1,10 @@
 """Shared fixtures: the sandbox GitHub and a whole running ticketproxy."""
 
+import pytest
 from hypothesis import settings
+
+# Helpers check with plain ``assert``; have pytest explain their failures as it does in tests.
+pytest.register_assert_rewrite("tests.helpers")
 
 pytest_plugins = ["tests.helpers.embedded_github_fixtures", "tests.helpers.stack"]
 
