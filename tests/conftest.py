@@ -1,8 +1,12 @@
 """Shared fixtures: the sandbox GitHub and a whole running ticketproxy."""
 
+import pytest
 from hypothesis import settings
 
-pytest_plugins = ["tests.sandbox_fixtures", "tests.stack"]
+# Helpers check with plain ``assert``; have pytest explain their failures as it does in tests.
+pytest.register_assert_rewrite("tests.helpers")
+
+pytest_plugins = ["tests.helpers.embedded_github_fixtures", "tests.helpers.stack"]
 
 # Property tests check behaviour, not speed (benchmarks under bench/ do that): on a busy
 # 2-core CI machine a single example can take longer than hypothesis's default 200 ms

@@ -12,7 +12,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tests.ticketing.test_threads import _captured
+from tests.helpers.autogpt_samples import captured_request
 from ticketing.render.ticket import render_step, render_ticket
 from ticketing.threads import continuation_fingerprints, reply_fingerprint, step_delta
 
@@ -25,8 +25,8 @@ ANSWER_PAGE = "https://tickets.example.com/desk/"
 
 def render_example() -> str:
     """Render issue #12 for AutoGPT's step 1 and the comment for its step 2."""
-    step1 = _captured("run1_default", "004_POST_v1_chat_completions.json")
-    step2 = _captured("run1_default", "006_POST_v1_chat_completions.json")
+    step1 = captured_request("run1_default", "004_POST_v1_chat_completions.json")
+    step2 = captured_request("run1_default", "006_POST_v1_chat_completions.json")
     step1 = replace(step1, key="5e1f" * 4)
     step2 = replace(step2, key="9a7c" * 4)
     issue = render_ticket(

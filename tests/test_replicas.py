@@ -26,7 +26,7 @@ from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from proxy.wire import parse_chat_request
-from tests.stack import Stack, free_port, start_stack, stop_stack
+from tests.helpers.stack import Stack, free_port, start_stack, stop_stack
 from ticketing.redis_coordination import RedisCoordinator
 from ticketing.store.model import TicketState
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.auth.team import Team, make_team
+from tests.helpers.signing_team import Team, make_team
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from auth.jwk import b64url_encode
 from auth.keyring import Keyring, KeyringEntry, add_key_to_keyring
 from auth.keys import generate_signing_key
 from auth.roles import Role
-from tests.auth.team import Team, keyring_jwk
+from tests.helpers.signing_team import Team, keyring_jwk
 
 
 def _one_entry(**change: Any) -> dict[str, Any]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -10,15 +9,10 @@ import pytest
 from auth.errors import AuthError, PolicyError
 from auth.policy import ReviewPolicy
 from auth.review_decision import Command, decide
+from tests.helpers.autogpt_replies import autogpt
 from ticketing.commands import commands_in
 
 DEFAULT = ReviewPolicy.default()
-
-
-def autogpt(name: str, arguments: object, *, legacy: bool = False) -> str:
-    """Return an AutoGPT reply whose command is ``name`` with ``arguments``."""
-    call = {"name": name, "args" if legacy else "arguments": arguments}
-    return json.dumps({"thoughts": {"text": "t"}, "command" if legacy else "use_tool": call})
 
 
 def required(content: str | None, tool_calls: tuple[tuple[str, str], ...] = ()) -> int:

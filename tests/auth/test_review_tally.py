@@ -9,7 +9,7 @@ import pytest
 from auth.review_tally import Judgement, tally_review
 from auth.roles import Act
 from auth.verify import Accepted
-from tests.auth.team import NOW
+from tests.helpers.signing_team import NOW
 
 DIGEST = "a" * 64
 OTHER_DIGEST = "b" * 64

@@ -13,7 +13,7 @@ from auth.errors import SigningError
 from auth.keys import SigningKey
 from auth.roles import Act
 from auth.sign import sign_comment
-from tests.auth.team import NOW, TICKET, Team
+from tests.helpers.signing_team import NOW, TICKET, Team
 
 
 def _decode(body: str, key: SigningKey) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -21,7 +21,7 @@ from auth.keys import SigningKey
 from auth.roles import Act
 from auth.sign import sign_comment
 from auth.verify import Accepted, Rejected, RejectReason, Verdict, VerifyLimits, verify_comment
-from tests.auth.team import NOW, TICKET, Team, make_team
+from tests.helpers.signing_team import NOW, TICKET, Team, make_team
 
 ANSWER = "Run `ls -la` and paste the output."
 JUDGING = frozenset({Act.APPROVE, Act.REJECT})

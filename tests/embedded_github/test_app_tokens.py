@@ -5,15 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import replace
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from embedded_github import (
     RunningSandbox,
@@ -23,39 +20,18 @@ from embedded_github import (
     save_sandbox_config,
 )
 from embedded_github.timestamps import to_epoch
-from tests.github_openapi.validate import assert_matches_response
-from tests.sandbox_fixtures import ManualClock
+from tests.helpers.embedded_github_fixtures import ManualClock
+from tests.helpers.github_app import (
+    APP_ID,
+    INSTALLATION_ID,
+    SLUG,
+    desk_app,
+    private_pem,
+    public_pem,
+)
+from tests.helpers.github_openapi.validate import assert_matches_response
 
-APP_ID = 4242
-INSTALLATION_ID = 777
-SLUG = "ticket-desk"
 TOKENS_PATH = f"/app/installations/{INSTALLATION_ID}/access_tokens"
-
-
-@cache
-def private_pem(name: str) -> str:
-    """Return a 2048-bit RSA private key in PEM form, one per name (made once per run)."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.TraditionalOpenSSL,
-        serialization.NoEncryption(),
-    ).decode()
-
-
-def public_pem(name: str) -> str:
-    """Return the public half of ``private_pem(name)``."""
-    key = serialization.load_pem_private_key(private_pem(name).encode(), password=None)
-    return (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-
-
-def desk_app() -> SandboxApp:
-    """Return the App the tests install: ``ticket-desk`` with the ``app`` key pair."""
-    return SandboxApp(APP_ID, SLUG, public_pem("app"), INSTALLATION_ID, f"{SLUG}[bot]", 9001)
 
 
 def app_jwt(now: int, *, key: str = "app", **claims: Any) -> str:

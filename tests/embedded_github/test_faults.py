@@ -9,8 +9,8 @@ import pytest
 from github import GithubException
 
 from embedded_github import RunningSandbox, Sandbox, SandboxConfig, start_sandbox
-from tests.embedded_github.clients import auth, github_client, user
-from tests.github_openapi.contract import ContractChecker
+from tests.helpers.embedded_github_clients import auth, github_client, user
+from tests.helpers.github_openapi.contract import ContractChecker
 
 ISSUES = "/repos/acme/agents/issues"
 

@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.embedded_github.clients import auth, user
-from tests.github_openapi.validate import assert_matches_response, assert_matches_schema
+from tests.helpers.embedded_github_clients import auth, user
+from tests.helpers.github_openapi.validate import assert_matches_response, assert_matches_schema
 
 ISSUES = "/repos/acme/agents/issues"
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import aiohttp
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.embedded_github.clients import auth, user
-from tests.github_openapi.validate import assert_matches_schema
-from tests.sandbox_fixtures import ManualClock
+from tests.helpers.embedded_github_clients import auth, user
+from tests.helpers.embedded_github_fixtures import ManualClock
+from tests.helpers.github_openapi.validate import assert_matches_schema
 
 ISSUES = "/repos/acme/agents/issues"
 

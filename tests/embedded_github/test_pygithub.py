@@ -10,9 +10,9 @@ from github import GithubException
 
 from embedded_github import RunningSandbox, SandboxConfig
 from embedded_github.state import author_of
-from tests.embedded_github.clients import github_client, user
-from tests.github_openapi.validate import assert_matches_schema
-from tests.sandbox_fixtures import ManualClock
+from tests.helpers.embedded_github_clients import github_client, user
+from tests.helpers.embedded_github_fixtures import ManualClock
+from tests.helpers.github_openapi.validate import assert_matches_schema
 
 REPO = "acme/agents"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import aiohttp
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.embedded_github.clients import auth, user
+from tests.helpers.embedded_github_clients import auth, user
 
 ISSUES = "/repos/acme/agents/issues"
 TRAILER = "<!-- ticketproxy-signature: eyJhbGciOiJFZERTQSJ9.e30.sig -->"

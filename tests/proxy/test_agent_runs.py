@@ -9,16 +9,15 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import jwt
 import pytest
 from openai.types.chat import ChatCompletion
 
-from auth.comment import split_signed_comment
 from auth.keys import write_signing_key
 from proxy.cli import main
-from tests.proxy.test_autogpt_replay import SAMPLES, editor_answer, load, replay_headers, send
-from tests.stack import REPO, Stack
-from tests.ticketing.test_review_flow import DANGEROUS, SHELL
+from tests.helpers.agent_runs import pending_issue, signed_claims, wait_for_step
+from tests.helpers.autogpt_samples import SAMPLES, editor_answer, load, replay_headers, send
+from tests.helpers.review_flow import DANGEROUS, SHELL
+from tests.helpers.stack import REPO, Stack
 from ticketing.store.model import ThreadStart
 
 RUN = SAMPLES / "run1_default"
@@ -38,17 +37,6 @@ async def _ask(stack: Stack, capture: dict[str, Any], *, answer: str, ticket: st
     status, raw = await asyncio.wait_for(pending, 10)
     assert status == 200, raw
     return ChatCompletion.model_validate_json(raw)
-
-
-async def pending_issue(stack: Stack, within: float = 10.0) -> int:
-    """Wait until a ticket is open on GitHub and return its issue number."""
-    deadline = asyncio.get_running_loop().time() + within
-    while asyncio.get_running_loop().time() < deadline:
-        for ticket in stack.desk.store.pending_tickets():
-            if ticket.issue_number is not None:
-                return ticket.issue_number
-        await asyncio.sleep(0.02)
-    raise AssertionError("no ticket was opened")
 
 
 def chat(client: Any, text: str) -> asyncio.Task[Any]:
@@ -178,16 +166,6 @@ async def test_thread_header_that_is_too_long_is_a_clear_400(stack: Stack) -> No
     assert await stack.issues() == []
 
 
-async def wait_for_step(stack: Stack, step: int, within: float = 10.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
-    while asyncio.get_running_loop().time() < deadline:
-        for ticket in stack.desk.store.pending_tickets():
-            if ticket.step == step and ticket.issue_number is not None:
-                return
-        await asyncio.sleep(0.02)
-    raise AssertionError(f"step {step} was never opened")
-
-
 async def test_cli_answer_needs_the_step_once_a_run_has_several(
     stack: Stack, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -236,12 +214,6 @@ async def test_busy_named_run_keeps_its_name_when_a_parallel_request_opens_anoth
     await stack.comment(1, stack.signed("two", number=1, ticket=f"{REPO}#1/2"))
     reply = await asyncio.wait_for(follow, 10)
     assert reply.choices[0].message.content == "two"
-
-
-def signed_claims(body: str) -> dict[str, Any]:
-    _, token = split_signed_comment(body)
-    assert token is not None
-    return dict(jwt.decode(token, options={"verify_signature": False}))
 
 
 async def test_step_never_confirmed_on_github_still_expires_on_its_runs_issue(

@@ -23,11 +23,12 @@ from auth.keyring import Keyring
 from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.proxy.test_agent_runs import signed_claims, wait_for_step
-from tests.proxy.test_desk_page import DANGEROUS, PROMPT, SHELL, desk_url, start_desk_stack
-from tests.proxy.test_drafts import DRAFT, drafted, start_draft_stack
-from tests.stack import REPO, Stack, stop_stack
-from tests.upstream_stub import running_upstream_stub
+from tests.helpers.agent_runs import signed_claims, wait_for_step
+from tests.helpers.desk_page import PROMPT, desk_url
+from tests.helpers.drafting import DRAFT, drafted, start_draft_stack
+from tests.helpers.review_flow import DANGEROUS, SHELL
+from tests.helpers.stack import REPO, Stack, stop_stack
+from tests.helpers.upstream_stub import running_upstream_stub
 from ticketing.store.model import TicketState
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -61,18 +62,6 @@ if os.environ.get("CI") == "true":
     import playwright.async_api as playwright_api
 else:
     playwright_api = pytest.importorskip("playwright.async_api")
-
-
-@pytest.fixture
-async def desk_stack(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    """Yield a running ticketproxy with the desk page, open to loopback clients."""
-    running = await start_desk_stack(github_sandbox, sandbox_config, tmp_path)
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
 
 
 async def test_answer_signed_in_the_browser_reaches_the_openai_client(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 import pytest
@@ -13,50 +12,11 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.desk_page import DeskPageSettings
 from proxy.errors import ConfigError
-from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
+from tests.helpers.desk_page import PROMPT, desk_url, get_json, start_desk_stack
+from tests.helpers.review_flow import DANGEROUS, SHELL
+from tests.helpers.stack import CLIENT_KEY, REPO, Stack, stop_stack
 
 DESK_TOKEN = "desk-token-0123456789abcdef"
-PROMPT = [{"role": "user", "content": "Write the word hello into hello.txt, then finish."}]
-SHELL: list[Any] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "execute_shell",
-            "description": "Run a shell command.",
-            "parameters": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-            },
-        },
-    }
-]
-DANGEROUS = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf build"}}\n```'
-
-
-async def start_desk_stack(
-    sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, *, desk_token: str | None = None
-) -> Stack:
-    """Start a proxy (the desk page is part of every app), optionally guarded by a token."""
-    environ = {"TICKETPROXY_DESK_TOKEN": desk_token} if desk_token else {}
-    return await start_stack(sandbox, config, tmp, environ=environ)
-
-
-def desk_url(stack: Stack, path: str = "") -> str:
-    """Return the URL of ``/desk/<path>`` on the stack's proxy."""
-    return stack.base_url.removesuffix("/v1") + "/desk/" + path
-
-
-@pytest.fixture
-async def desk_stack(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    """Yield a running ticketproxy with the desk page, open to loopback clients."""
-    running = await start_desk_stack(github_sandbox, sandbox_config, tmp_path)
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
 
 
 @pytest.fixture
@@ -71,12 +31,6 @@ async def guarded_stack(
         yield running
     finally:
         await stop_stack(running)
-
-
-async def get_json(url: str, **kwargs: Any) -> tuple[int, Any]:
-    """GET ``url`` and return its status and JSON body."""
-    async with aiohttp.ClientSession() as session, session.get(url, **kwargs) as response:
-        return response.status, await response.json()
 
 
 async def test_pending_ticket_is_listed_as_awaiting_an_answer(desk_stack: Stack) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from tests.proxy.test_desk_page import PROMPT, desk_url, get_json
-from tests.stack import REPO, Stack
+from tests.helpers.desk_page import PROMPT, desk_url, get_json
+from tests.helpers.stack import REPO, Stack
 from ticketing.store.model import TicketState
 
 

@@ -1,7 +1,7 @@
 """Drafts end to end: a stub upstream model drafts, the bot posts, only a signature releases.
 
 Each test runs the real sandbox GitHub, a real proxy and the official ``openai`` client, with
-an OpenAI-compatible stub upstream on 127.0.0.1, port 0 (tests/upstream_stub.py).
+an OpenAI-compatible stub upstream on 127.0.0.1, port 0 (tests/helpers/upstream_stub.py).
 """
 
 from __future__ import annotations
@@ -20,18 +20,18 @@ from auth.comment import TRAILER_PREFIX
 from auth.keys import write_signing_key
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
-from proxy.drafts import DRAFTER, Drafter, draft_request_body, shown_url
+from proxy.drafts import DRAFTER, draft_request_body, shown_url
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from proxy.wire import parse_chat_request
-from tests.proxy.test_desk_page import desk_url, get_json
-from tests.stack import REPO, Stack, free_port, start_stack, stop_stack
-from tests.ticketing.test_render import outside_fences, pings
-from tests.upstream_stub import UpstreamStub, running_upstream_stub
+from tests.helpers.desk_page import desk_url, get_json
+from tests.helpers.drafting import DRAFT, DRAFT_KEY, drafted, drafter, start_draft_stack
+from tests.helpers.markdown_checks import outside_fences, pings
+from tests.helpers.stack import REPO, Stack, free_port, stop_stack
+from tests.helpers.upstream_stub import UpstreamStub, running_upstream_stub
 from ticketing.render.drafts import draft_digest, parse_draft_comment, render_draft_comment
 from ticketing.store.model import DraftState, Ticket, TicketState
 
-DRAFT_KEY = "sk-draft-key-that-must-stay-secret-0123456789"
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]
 LIST_FILES: list[Any] = [
     {
@@ -52,14 +52,6 @@ CALL = {
     "type": "function",
     "function": {"name": "list_files", "arguments": '{"path": "."}'},
 }
-DRAFT = "I will list the workspace first."
-
-
-async def start_draft_stack(
-    sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, url: str, **overrides: Any
-) -> Stack:
-    """Start a proxy whose drafts come from the OpenAI-compatible server at ``url``."""
-    return await start_stack(sandbox, config, tmp, draft_url=url, draft_key=DRAFT_KEY, **overrides)
 
 
 @pytest.fixture
@@ -82,21 +74,6 @@ async def draft_stack(
         yield running
     finally:
         await stop_stack(running)
-
-
-def drafter(stack: Stack) -> Drafter:
-    """Return the stack's drafter."""
-    return stack.runner.app[DRAFTER]
-
-
-async def drafted(stack: Stack, number: int = 1) -> Ticket:
-    """Wait for issue ``number``, its draft, and the draft's comment; return the ticket."""
-    await stack.wait_for_issue(number)
-    await drafter(stack).settle()
-    await stack.desk.followups.drain()
-    ticket = stack.desk.store.ticket_for_issue(number)
-    assert ticket is not None
-    return ticket
 
 
 async def draft_comments(stack: Stack, number: int = 1) -> list[str]:

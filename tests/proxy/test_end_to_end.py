@@ -10,7 +10,7 @@ import aiohttp
 import openai
 import pytest
 
-from tests.stack import REPO, Stack
+from tests.helpers.stack import REPO, Stack
 
 PROMPT = [{"role": "user", "content": "Write the word hello into hello.txt, then finish."}]
 

@@ -6,43 +6,13 @@ import asyncio
 import io
 from typing import Any
 
-import aiohttp
 import openai
 import pytest
 
-from tests.stack import CLIENT_KEY, Stack
+from tests.helpers.raw_requests import assert_envelope, raw
+from tests.helpers.stack import Stack
 
 PROMPT = [{"role": "user", "content": "hi"}]
-AUTH = {"Authorization": f"Bearer {CLIENT_KEY}"}
-
-
-async def raw(
-    stack: Stack,
-    method: str,
-    path: str,
-    *,
-    data: bytes | io.BytesIO | None = None,
-    headers: Any = None,
-) -> tuple[int, dict[str, Any], Any]:
-    """Send one raw request to the proxy and return status, headers and JSON body."""
-    url = stack.base_url.removesuffix("/v1") + path
-    async with (
-        aiohttp.ClientSession() as session,
-        session.request(method, url, data=data, headers=headers or AUTH) as response,
-    ):
-        headers = {name.lower(): value for name, value in response.headers.items()}
-        return response.status, headers, await response.json(content_type=None)
-
-
-def assert_envelope(body: Any, *, code: str | None = None, param: str | None = None) -> None:
-    """Check OpenAI's error envelope shape and, optionally, its code and param."""
-    assert set(body) == {"error"}
-    assert set(body["error"]) == {"message", "type", "param", "code"}
-    assert body["error"]["message"]
-    if code is not None:
-        assert body["error"]["code"] == code
-    if param is not None:
-        assert body["error"]["param"] == param
 
 
 async def test_malformed_json_is_a_400_with_the_envelope(stack: Stack) -> None:

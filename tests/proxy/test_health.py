@@ -11,7 +11,7 @@ import openai
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.stack import Stack, start_stack, stop_stack
+from tests.helpers.stack import Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "List the open pull requests."}]
 

@@ -9,7 +9,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import tool
 from langchain_openai import ChatOpenAI
 
-from tests.stack import CLIENT_KEY, Stack
+from tests.helpers.stack import CLIENT_KEY, Stack
 
 QUESTION = "What files are in the workspace?"
 

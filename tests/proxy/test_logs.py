@@ -13,7 +13,7 @@ import pytest
 from proxy.cli import main
 from proxy.errors import ConfigError
 from proxy.logs import RequestIdFilter, configure_logging, current_request_id, log_settings
-from tests.stack import Stack
+from tests.helpers.stack import Stack
 
 PROMPT = [{"role": "user", "content": "Summarise the README."}]
 

@@ -15,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from auth.verify import RejectReason
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.metrics import TICKET_HEADER, ProxyMetrics
-from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
+from tests.helpers.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "Count the files in the workspace."}]
 

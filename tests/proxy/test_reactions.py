@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 from auth.roles import Act
-from tests.stack import REPO, Stack
-from tests.ticketing.test_review_flow import DANGEROUS, SHELL
+from tests.helpers.review_flow import DANGEROUS, SHELL
+from tests.helpers.stack import REPO, Stack
 
 
 async def _reactions(stack: Stack, comment_id: int) -> set[tuple[str, str]]:

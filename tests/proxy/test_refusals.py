@@ -11,8 +11,8 @@ import aiohttp
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.proxy.test_errors import AUTH, assert_envelope, raw
-from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
+from tests.helpers.raw_requests import AUTH, assert_envelope, raw
+from tests.helpers.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 from ticketing.github.webhooks import sign_payload
 
 PROMPT = [{"role": "user", "content": "hi"}]

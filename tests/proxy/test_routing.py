@@ -19,8 +19,8 @@ from proxy.app import create_app
 from proxy.errors import ConfigError
 from proxy.routing import HUMANS, UPSTREAM, Route, RouteTable, load_routes
 from proxy.settings import Settings
-from tests.stack import CLIENT_KEY, Stack, free_port, start_stack, stop_stack
-from tests.upstream_stub import CANNED_TEXT, UpstreamStub, running_upstream_stub
+from tests.helpers.stack import CLIENT_KEY, Stack, free_port, start_stack, stop_stack
+from tests.helpers.upstream_stub import CANNED_TEXT, UpstreamStub, running_upstream_stub
 
 UPSTREAM_KEY = "sk-upstream-secret-key-0123456789"
 KEY_ENV = {"CHEAP_MODEL_KEY": UPSTREAM_KEY}

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from proxy.handlers import SSE_FRAMING
 from proxy.keepalive import send_after_wait
-from tests.stack import CLIENT_KEY, Stack
+from tests.helpers.stack import CLIENT_KEY, Stack
 
 PROMPT = [{"role": "user", "content": "Tell me a short story."}]
 

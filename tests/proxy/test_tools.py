@@ -6,7 +6,7 @@ import asyncio
 import json
 from typing import Any
 
-from tests.stack import Stack
+from tests.helpers.stack import Stack
 
 PROMPT = [{"role": "user", "content": "What files are in the workspace?"}]
 TOOLS: list[Any] = [

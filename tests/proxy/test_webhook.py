@@ -19,8 +19,8 @@ from github import Auth, Github
 from embedded_github import RunningSandbox, SandboxConfig, WebhookDelivery
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from tests.github_openapi.validate import assert_matches_schema
-from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
+from tests.helpers.github_openapi.validate import assert_matches_schema
+from tests.helpers.stack import REPO, Clock, Stack, start_stack, stop_stack
 from ticketing.github.webhooks import sign_payload
 from ticketing.store.model import TicketState
 

@@ -16,7 +16,7 @@ from auth.policy import ReviewPolicy
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from auth.verify import Accepted, Rejected, RejectReason, verify_comment
-from tests.auth.team import NOW, TICKET, keyring_jwk, make_team
+from tests.helpers.signing_team import NOW, TICKET, keyring_jwk, make_team
 from ticketing.audit.answer import audit_ticket
 from ticketing.audit.comments import AuditComment, bot_records
 from ticketing.audit.issue import audit_issue

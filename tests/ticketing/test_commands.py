@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from auth.review_decision import Command
-from tests.auth.test_policy import autogpt
+from tests.helpers.autogpt_replies import autogpt
 from ticketing.commands import commands_in
 
 SAMPLES = Path(__file__).parents[1] / "samples" / "autogpt"

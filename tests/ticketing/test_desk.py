@@ -11,8 +11,8 @@ import pytest
 from github import GithubException
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.proxy.test_agent_runs import pending_issue
-from tests.stack import REPO, Stack, start_stack, stop_stack
+from tests.helpers.agent_runs import pending_issue
+from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
 from ticketing.errors import DeskStopped
 
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from auth.roles import Act
-from tests.stack import Stack
-from tests.ticketing.test_review_flow import DANGEROUS, SAFE, ask
+from tests.helpers.review_flow import DANGEROUS, SAFE, ask
+from tests.helpers.stack import Stack
 from ticketing.render.replies import render_rejection_reply
 from ticketing.store.model import TicketState
 

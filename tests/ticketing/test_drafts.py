@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from auth.comment import TRAILER_PREFIX
-from tests.ticketing.test_render import outside_fences, pings, raw_html
+from tests.helpers.markdown_checks import outside_fences, pings, raw_html
 from ticketing.release import Release, prepare_release
 from ticketing.render.drafts import (
     DraftCall,

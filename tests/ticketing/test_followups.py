@@ -21,7 +21,7 @@ from embedded_github.state import author_of
 from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from tests.sandbox_fixtures import ManualClock
+from tests.helpers.embedded_github_fixtures import ManualClock
 from ticketing.github.client import GitHubClient, poll_delay
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.store.interface import TicketStore

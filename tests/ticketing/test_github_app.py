@@ -15,13 +15,8 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from tests.embedded_github.test_app_tokens import (
-    APP_ID,
-    INSTALLATION_ID,
-    desk_app,
-    private_pem,
-)
-from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
+from tests.helpers.github_app import APP_ID, INSTALLATION_ID, desk_app, private_pem
+from tests.helpers.stack import REPO, Clock, Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "Say hello."}]
 BOT = "ticket-desk[bot]"

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from tests.stack import Stack
+from tests.helpers.stack import Stack
 from ticketing.render.redact import describe_redactions, redact_request, redact_text
 from ticketing.request import ChatRequest, Message, ToolCall
 

@@ -4,19 +4,28 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta, timezone
-from pathlib import Path
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers.markdown_checks import WJ, outside_fences, pings, raw_html
+from tests.helpers.render_requests import (
+    CREATED,
+    KEY,
+    SAMPLE,
+    chat,
+    many_tools,
+    render,
+    request_from_body,
+    tools_from_body,
+)
 from ticketing.render.autogpt_prompt import autogpt_task
 from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
     MARKER_PREFIX,
-    RenderedTicket,
     find_request_marker,
     render_ticket,
     request_marker,
@@ -27,24 +36,10 @@ from ticketing.request import (
     ResponseFormat,
     ToolCall,
     ToolSpec,
-    request_key,
 )
 
-SAMPLE = (
-    Path(__file__).parent.parent
-    / "samples"
-    / "autogpt"
-    / "run1_default"
-    / "004_POST_v1_chat_completions.json"
-)
-CREATED = datetime(2026, 11, 21, 20, 34, 4, tzinfo=UTC)
-DEADLINE = CREATED + timedelta(hours=4)
-KEY = "ab" * 32
 FORGED_KEY = "0" * 64
-WJ = "\u2060"
 NOTE = re.compile(r"… \[message \d+ continues in continuations? \d+(–\d+)? below: ")
-_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_OUR_TAGS = {"<details>", "</details>", "<summary>", "</summary>", MARKER_PREFIX}
 
 
 def sample_body(run: str = "run1_default") -> dict[str, Any]:
@@ -52,73 +47,6 @@ def sample_body(run: str = "run1_default") -> dict[str, Any]:
     path = SAMPLE.parent.parent / run / SAMPLE.name
     body: dict[str, Any] = json.loads(path.read_text())["body"]
     return body
-
-
-def tools_from_body(body: dict[str, Any]) -> tuple[ToolSpec, ...]:
-    """Return the tools of a wire body as ToolSpecs."""
-    return tuple(
-        ToolSpec(
-            name=t["function"]["name"],
-            description=t["function"].get("description", ""),
-            parameters=t["function"].get("parameters", {}),
-        )
-        for t in body.get("tools", [])
-    )
-
-
-def request_from_body(body: dict[str, Any], **fields: Any) -> ChatRequest:
-    """Build a ChatRequest from a wire body, keeping only each message's role and content."""
-    messages = tuple(Message(role=m["role"], content=m["content"]) for m in body["messages"])
-    return ChatRequest(
-        model=body["model"],
-        messages=messages,
-        key=request_key("test-client", body),
-        **fields,
-    )
-
-
-def chat(*messages: Message, **fields: Any) -> ChatRequest:
-    """Build a ChatRequest for gpt-4-turbo from messages, with a fixed key."""
-    return ChatRequest(model="gpt-4-turbo", messages=messages, key=KEY, **fields)
-
-
-def render(request: ChatRequest) -> RenderedTicket:
-    """Render a request with fixed times and repo."""
-    return render_ticket(
-        request, request_id="req_42", created=CREATED, deadline=DEADLINE, repo="acme/tickets"
-    )
-
-
-def outside_fences(body: str) -> str:
-    """Return the lines of a markdown body that are not inside a fenced code block."""
-    kept: list[str] = []
-    fence: str | None = None
-    for line in body.split("\n"):
-        if fence is None:
-            match = _FENCE_OPEN.fullmatch(line)
-            if match and (match.group(1)[0] == "~" or "`" not in match.group(2)):
-                fence = match.group(1)
-                continue
-            kept.append(line)
-        elif re.fullmatch(rf" {{0,3}}{re.escape(fence[0])}{{{len(fence)},}}[ \t]*", line):
-            fence = None
-    return "\n".join(kept)
-
-
-def raw_html(text: str) -> list[str]:
-    """Return each unescaped HTML-looking tag start in text, other than the renderer's own."""
-    found = []
-    for match in re.finditer(r"<[A-Za-z/!?]", text):
-        backslashes = len(text[: match.start()]) - len(text[: match.start()].rstrip("\\"))
-        tag = text[match.start() :].split(">")[0] + ">"
-        if backslashes % 2 == 0 and tag not in _OUR_TAGS and not tag.startswith(MARKER_PREFIX):
-            found.append(tag)
-    return found
-
-
-def pings(text: str) -> list[str]:
-    """Return each @mention or issue reference in text that GitHub would link."""
-    return re.findall(r"@[A-Za-z0-9_-]|#\d|GH-\d", text, flags=re.IGNORECASE)
 
 
 def test_autogpt_request_title_names_model_agent_and_task() -> None:
@@ -588,19 +516,6 @@ def test_backtick_run_in_a_schema_cannot_close_the_template_fence() -> None:
     assert "````````json\n" in body
     assert raw_html(outside) == []
     assert pings(outside) == []
-
-
-def many_tools(count: int) -> tuple[ToolSpec, ...]:
-    """Return ``count`` tools whose rows are long after escaping."""
-    properties = {f"parameter_number_{i}": {"type": "string"} for i in range(20)}
-    return tuple(
-        ToolSpec(
-            name=f"tool_{i:03d}_" + "n" * 50,
-            description="a." * 200,
-            parameters={"type": "object", "properties": properties},
-        )
-        for i in range(count)
-    )
 
 
 def test_many_large_tools_are_shortened_with_a_note_before_the_newest_message() -> None:

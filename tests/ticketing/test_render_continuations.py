@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 from auth.comment import TRAILER_PREFIX
+from tests.helpers.markdown_checks import WJ, outside_fences, pings, raw_html
+from tests.helpers.render_requests import KEY, chat, many_tools, render
 from ticketing.render.replies import REPLY_MARKER_PREFIX, is_bot_reply
 from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
@@ -13,8 +15,6 @@ from ticketing.render.ticket import (
     find_request_marker,
 )
 from ticketing.request import Message, ToolCall
-
-from .test_render import KEY, WJ, chat, many_tools, outside_fences, pings, raw_html, render
 
 _OPENING = re.compile(r"(`{3,})(\w*)")
 _PIECE_HEADING = re.compile(

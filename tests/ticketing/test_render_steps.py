@@ -10,6 +10,16 @@ from typing import Any
 import pytest
 
 from auth.comment import TRAILER_PREFIX
+from tests.helpers.markdown_checks import WJ, outside_fences, pings, raw_html
+from tests.helpers.render_requests import (
+    CREATED,
+    DEADLINE,
+    KEY,
+    SAMPLE,
+    chat,
+    request_from_body,
+    tools_from_body,
+)
 from ticketing.render.replies import REPLY_MARKER_PREFIX, is_bot_reply
 from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
@@ -25,20 +35,6 @@ from ticketing.render.ticket import (
     ticket_reference,
 )
 from ticketing.request import ChatRequest, Message
-
-from .test_render import (
-    CREATED,
-    DEADLINE,
-    KEY,
-    SAMPLE,
-    WJ,
-    chat,
-    outside_fences,
-    pings,
-    raw_html,
-    request_from_body,
-    tools_from_body,
-)
 
 FORGED_KEY = "f" * 64
 REFERENCE = "`acme/tickets#12/2`"

@@ -12,38 +12,11 @@ from github import Auth, Github
 from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from auth.roles import Act
-from tests.stack import REPO, Stack
+from tests.helpers.review_flow import DANGEROUS, SAFE, ask
+from tests.helpers.stack import REPO, Stack
 from ticketing.audit.comments import AuditComment
 from ticketing.audit.issue import audit_issue
 from ticketing.store.model import TicketState
-
-PROMPT = [{"role": "user", "content": "Clean up the build folder."}]
-SHELL: list[Any] = [
-    {
-        "type": "function",
-        "function": {
-            "name": "execute_shell",
-            "description": "Run a shell command.",
-            "parameters": {
-                "type": "object",
-                "properties": {"command": {"type": "string"}},
-                "required": ["command"],
-            },
-        },
-    }
-]
-DANGEROUS = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf build"}}\n```'
-SAFE = "Nothing to do: the build folder is already empty."
-
-
-async def ask(stack: Stack) -> asyncio.Task[Any]:
-    """Ask for a command and wait for the ticket."""
-    client = stack.openai()
-    task = asyncio.create_task(
-        client.chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
-    )
-    await stack.wait_for_issue(1)
-    return task
 
 
 async def under_review(stack: Stack) -> None:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
+from tests.helpers.autogpt_samples import captured_request
 from ticketing.request import ChatRequest, Message, ToolCall, ToolSpec
 from ticketing.threads import (
     continuation_fingerprints,
@@ -15,29 +15,6 @@ from ticketing.threads import (
     tools_changed,
 )
 
-SAMPLES = Path(__file__).resolve().parents[1] / "samples" / "autogpt"
-
-
-def _captured(run: str, name: str, *, client: str = "autogpt") -> ChatRequest:
-    """Return a captured AutoGPT request as the proxy parses it (roles and text)."""
-    body = json.loads((SAMPLES / run / name).read_text())["body"]
-    if isinstance(body, str):
-        body = json.loads(body)
-    messages = []
-    for m in body["messages"]:
-        calls = tuple(
-            ToolCall(
-                id=c["id"],
-                name=c["function"]["name"],
-                arguments=c["function"]["arguments"]
-                if isinstance(c["function"]["arguments"], str)
-                else json.dumps(c["function"]["arguments"]),
-            )
-            for c in m.get("tool_calls") or ()
-        )
-        messages.append(Message(role=m["role"], content=m.get("content") or "", tool_calls=calls))
-    return ChatRequest(model=body["model"], messages=tuple(messages), client=client)
-
 
 def _echoed_reply(step2: ChatRequest) -> str:
     return next(m.content for m in step2.messages if m.role == "assistant")
@@ -45,8 +22,8 @@ def _echoed_reply(step2: ChatRequest) -> str:
 
 def test_autogpt_next_step_is_matched_to_the_reply_it_echoes() -> None:
     """AutoGPT's step 2 echoes step 1's reply re-indented: it still names step 1's reply."""
-    step1 = _captured("run1_default", "004_POST_v1_chat_completions.json")
-    step2 = _captured("run1_default", "006_POST_v1_chat_completions.json")
+    step1 = captured_request("run1_default", "004_POST_v1_chat_completions.json")
+    step2 = captured_request("run1_default", "006_POST_v1_chat_completions.json")
     sent = json.dumps(json.loads(_echoed_reply(step2)))  # compact, as an editor might sign it
     delivered = reply_fingerprint(step1, sent, ())
     found = {fp: index for index, fp in continuation_fingerprints(step2)}
@@ -55,8 +32,8 @@ def test_autogpt_next_step_is_matched_to_the_reply_it_echoes() -> None:
 
 def test_autogpt_function_calling_step_is_matched_by_its_tool_call() -> None:
     """In OPENAI_FUNCTIONS mode the echoed tool call (arguments as an object) still matches."""
-    step1 = _captured("run2_functions", "004_POST_v1_chat_completions.json")
-    step2 = _captured("run2_functions", "006_POST_v1_chat_completions.json")
+    step1 = captured_request("run2_functions", "004_POST_v1_chat_completions.json")
+    step2 = captured_request("run2_functions", "006_POST_v1_chat_completions.json")
     echoed = next(m for m in step2.messages if m.role == "assistant")
     assert echoed.tool_calls, "the captured functions run echoes a tool call"
     call = echoed.tool_calls[0]
@@ -68,8 +45,10 @@ def test_autogpt_function_calling_step_is_matched_by_its_tool_call() -> None:
 
 def test_same_reply_from_another_client_does_not_continue_the_run() -> None:
     """Two clients given the same reply are two runs: the client is part of the fingerprint."""
-    step1 = _captured("run1_default", "004_POST_v1_chat_completions.json")
-    step2 = _captured("run1_default", "006_POST_v1_chat_completions.json", client="someone-else")
+    step1 = captured_request("run1_default", "004_POST_v1_chat_completions.json")
+    step2 = captured_request(
+        "run1_default", "006_POST_v1_chat_completions.json", client="someone-else"
+    )
     delivered = reply_fingerprint(step1, _echoed_reply(step2), ())
     assert delivered not in {fp for _, fp in continuation_fingerprints(step2)}
 
@@ -115,8 +94,8 @@ def test_different_reply_text_does_not_continue_the_run() -> None:
 
 def test_step_delta_of_autogpt_shows_only_the_tool_result_and_instruction() -> None:
     """After the echoed reply come the command's result and the step instruction: only those."""
-    step1 = _captured("run1_default", "004_POST_v1_chat_completions.json")
-    step2 = _captured("run1_default", "006_POST_v1_chat_completions.json")
+    step1 = captured_request("run1_default", "004_POST_v1_chat_completions.json")
+    step2 = captured_request("run1_default", "006_POST_v1_chat_completions.json")
     delta = step_delta(step1, step2, echoed=3)
     assert delta.new_from == 4
     assert delta.changed == ()
@@ -166,8 +145,8 @@ def test_tools_changed_compares_tools_and_formats() -> None:
 
 def test_autogpt_summary_call_is_a_side_call_and_a_step_is_not() -> None:
     """AutoGPT's condense-the-step call is a side call; its steps and plain chats are not."""
-    summary = _captured("run1_default", "005_POST_v1_chat_completions.json")
-    step = _captured("run1_default", "006_POST_v1_chat_completions.json")
+    summary = captured_request("run1_default", "005_POST_v1_chat_completions.json")
+    step = captured_request("run1_default", "006_POST_v1_chat_completions.json")
     chat = ChatRequest(model="m", messages=(Message("user", "hi"),))
     assert is_side_call(summary)
     assert not is_side_call(step)

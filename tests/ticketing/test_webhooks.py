@@ -16,9 +16,9 @@ import pytest
 from aiohttp import web
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.embedded_github.clients import auth, user
-from tests.github_openapi.validate import assert_matches_schema
-from tests.stack import REPO, Clock, Stack, start_stack, stop_stack
+from tests.helpers.embedded_github_clients import auth, user
+from tests.helpers.github_openapi.validate import assert_matches_schema
+from tests.helpers.stack import REPO, Clock, Stack, start_stack, stop_stack
 from ticketing.errors import TicketingError
 from ticketing.github.client import Comment
 from ticketing.github.webhooks import (

@@ -1,4 +1,4 @@
-"""Pytest fixtures for the GitHub sandbox (register with ``pytest_plugins``).
+"""Pytest fixtures for the embedded GitHub server, the sandbox (a ``pytest_plugins`` entry).
 
 - ``sandbox_config``: ``ticketproxy-bot`` (id 1, admin), ``alice`` (1001, write),
   ``bob`` (1002, write), ``mallory`` (1003, read); repo ``acme/agents``; random tokens.
@@ -7,7 +7,7 @@
 - ``start_github_sandbox``: start more sandboxes with options (clock, limits, db_path).
 
 Every sandbox started here checks each JSON answer against GitHub's OpenAPI schemas
-(``tests/github_openapi``); a mismatch fails the test at teardown. Pass
+(``tests/helpers/github_openapi``); a mismatch fails the test at teardown. Pass
 ``check_contract=False`` to ``start_github_sandbox`` for a test that injects off-spec bodies.
 """
 
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from embedded_github import RunningSandbox, Sandbox, SandboxConfig, SandboxUser, start_sandbox
-from tests.github_openapi.contract import ContractChecker
+from tests.helpers.github_openapi.contract import ContractChecker
 
 REPO = "acme/agents"
 

@@ -1,0 +1,24 @@
+"""Fixtures shared by the proxy tests."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from embedded_github import RunningSandbox, SandboxConfig
+from tests.helpers.desk_page import start_desk_stack
+from tests.helpers.stack import Stack, stop_stack
+
+
+@pytest.fixture
+async def desk_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield a running ticketproxy with the desk page, open to loopback clients."""
+    running = await start_desk_stack(github_sandbox, sandbox_config, tmp_path)
+    try:
+        yield running
+    finally:
+        await stop_stack(running)
