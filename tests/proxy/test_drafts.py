@@ -23,7 +23,7 @@ from proxy.cli import main
 from proxy.drafts import DRAFTER, Drafter, draft_request_body, shown_url
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from proxy.wire import parse_chat_request
+from proxy.wire.requests import parse_chat_request
 from tests.proxy.test_desk_page import desk_url, get_json
 from tests.stack import REPO, Stack, free_port, start_stack, stop_stack
 from tests.ticketing.test_render import outside_fences, pings
