@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import datetime, timedelta
 
 from aiohttp import web
@@ -67,12 +67,11 @@ def create_app(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     bot_login: str | None = None,
     routes: RouteTable | None = None,
-    environ: Mapping[str, str] | None = None,
 ) -> web.Application:
     """Build the ticketproxy application for these settings.
 
-    ``routes`` defaults to the routes file in ``settings.routes_path`` (its upstream keys
-    read from ``environ`` now, at start-up), or to every configured model going to people.
+    ``routes`` defaults to the routes file in ``settings.routes_path`` (read now, with the
+    upstream keys in ``settings.upstream_keys``), or to every configured model going to people.
     """
     app = web.Application(
         middlewares=[request_ids, openai_errors, client_keys(settings.api_keys)],
@@ -83,7 +82,7 @@ def create_app(
         routes = (
             RouteTable.humans_only(settings.models)
             if settings.routes_path is None
-            else load_routes(settings.routes_path, environ or {})
+            else load_routes(settings.routes_path, settings.upstream_keys)
         )
     app[ROUTES] = routes
     # Loaded now, so a bad policy file stops the start with its name and the fix.
@@ -156,7 +155,7 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,
-        DeskPageSettings.from_env(environ or {}, github_api_url=settings.github_api_url),
+        DeskPageSettings.from_settings(settings),
         clock=clock,
     )
     app.router.add_get("/readyz", readyz)

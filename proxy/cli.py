@@ -66,6 +66,8 @@ from .settings import Settings
 
 log = logging.getLogger("ticketproxy")
 
+# The log's level and format: every command logs, whatever else the environment holds.
+_LOG_VARIABLES = ("TICKETPROXY_LOG_LEVEL", "TICKETPROXY_LOG_FORMAT")
 # Where a private key goes, and which keyring it joins, depend on these variables only:
 # keygen must not fail on an unrelated setting (an editor's own GITHUB_TOKEN, say).
 _PATH_VARIABLES = ("TICKETPROXY_DATA_DIR", "TICKETPROXY_KEYRING")
@@ -200,11 +202,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     args = _parser().parse_args(argv)
     env = os.environ if environ is None else environ
     try:
-        configure_logging(env)
+        configure_logging(Settings.from_env(_only(env, _LOG_VARIABLES)))
         if args.command == "serve":
             settings = Settings.from_env(env).with_listen(args.host, args.port)
             settings.check_exposure()
-            asyncio.run(_serve(settings, env))
+            asyncio.run(_serve(settings))
         elif args.command == "github-sandbox":
             asyncio.run(_sandbox(Settings.from_env(_without(env, _TOKEN_VARIABLES)), args))
         elif args.command == "keygen":
@@ -257,7 +259,7 @@ async def _wait_for_signal() -> None:
 LISTEN_BACKLOG = 4096
 
 
-async def _serve(settings: Settings, environ: Mapping[str, str]) -> None:
+async def _serve(settings: Settings) -> None:
     sandbox: RunningSandbox | None = None
     identity: DemoIdentity | None = None
     bot_login: str | None = None
@@ -267,7 +269,7 @@ async def _serve(settings: Settings, environ: Mapping[str, str]) -> None:
         bot_login = BOT_LOGIN
     try:
         # Inside the try: a setting refused while building the app still stops the sandbox.
-        runner = web.AppRunner(create_app(settings, bot_login=bot_login, environ=environ))
+        runner = web.AppRunner(create_app(settings, bot_login=bot_login))
         try:
             await runner.setup()
             site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)

@@ -10,6 +10,9 @@ from urllib.parse import urlsplit
 
 from proxy.errors import ConfigError
 
+DESK_TOKEN_ENV = "TICKETPROXY_DESK_TOKEN"  # noqa: S105 (a variable name, not a secret)
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")
 _REPO_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -150,3 +153,33 @@ def read_flag(environ: Mapping[str, str], name: str, default: bool) -> bool:
     if lowered in {"0", "false", "no", "off"}:
         return False
     raise ConfigError(f"{name}={raw!r} is not a boolean: use true or false")
+
+
+def parse_desk_token(value: str | None) -> str | None:
+    """Return ``TICKETPROXY_DESK_TOKEN``, or None if unset; refuse one too short to guard."""
+    token = value or None
+    if token is not None and len(token) < 16:
+        raise ConfigError(
+            f"{DESK_TOKEN_ENV} is too short to guard the desk: use at least 16 random "
+            "characters, e.g. the output of `python -c 'import secrets; "
+            "print(secrets.token_urlsafe(24))'`"
+        )
+    return token
+
+
+def log_settings(environ: Mapping[str, str]) -> tuple[str, str]:
+    """Return the (level, format) the environment asks for, or raise ConfigError naming it."""
+    raw_level = environ.get("TICKETPROXY_LOG_LEVEL", "")
+    level = raw_level.strip().upper() or "INFO"
+    if level not in LOG_LEVELS:
+        raise ConfigError(
+            f"TICKETPROXY_LOG_LEVEL={raw_level!r} is not a log level: "
+            f"use one of {', '.join(LOG_LEVELS)}"
+        )
+    raw_format = environ.get("TICKETPROXY_LOG_FORMAT", "")
+    form = raw_format.strip().lower() or "text"
+    if form not in LOG_FORMATS:
+        raise ConfigError(
+            f"TICKETPROXY_LOG_FORMAT={raw_format!r} is not a log format: use text or json"
+        )
+    return level, form

@@ -1,4 +1,9 @@
-"""Configuration, read once at start-up from an injected mapping (normally ``os.environ``)."""
+"""Configuration, read once at start-up from an injected mapping (normally ``os.environ``).
+
+``Settings.from_env`` is the one place that reads the environment: the server's settings,
+the desk token, the log level and format, and the upstream keys the routes file names. The
+rest of the proxy takes its values from ``Settings``.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +15,11 @@ from pathlib import Path
 from proxy.draft_settings import read_draft_settings
 from proxy.errors import ConfigError
 from proxy.github_app_settings import read_github_app
+from proxy.routing import upstream_key_variables
 from proxy.setting_values import (
+    log_settings,
     parse_api_keys,
+    parse_desk_token,
     parse_desk_url,
     parse_github_api_url,
     parse_metrics_token,
@@ -78,6 +86,13 @@ class Settings:
     desk_url: str | None = None
     # Bearer token /metrics asks for; None: /metrics is open (a private network's usual).
     metrics_token: str | None = field(default=None, repr=False)
+    # Bearer token the answer page asks for; None: it answers loopback clients only.
+    desk_token: str | None = field(default=None, repr=False)
+    # What the log shows (a logging level name) and how ("text" or "json" lines).
+    log_level: str = "INFO"
+    log_format: str = "text"
+    # The upstream models' keys, by the variable names the routes file gives in api_key_env.
+    upstream_keys: Mapping[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def embedded(self) -> bool:
@@ -112,6 +127,8 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
         """Build settings from environment variables, failing with the variable's name."""
+        # First, so a bad log setting is the error shown whatever else is wrong.
+        log_level, log_format = log_settings(environ)
         data_dir = Path(environ.get("TICKETPROXY_DATA_DIR", "data"))
         token = environ.get("TICKETPROXY_GITHUB_TOKEN") or environ.get("GITHUB_TOKEN") or None
         repo = environ.get("TICKETPROXY_GITHUB_REPO")
@@ -122,6 +139,10 @@ class Settings:
                 f"TICKETPROXY_GITHUB_REPO is not set: with {credential}, name the repository "
                 "that holds the tickets, e.g. TICKETPROXY_GITHUB_REPO=acme/agent-desk"
             )
+        routes_path = (
+            Path(environ["TICKETPROXY_ROUTES"]) if environ.get("TICKETPROXY_ROUTES") else None
+        )
+        key_variables = () if routes_path is None else upstream_key_variables(routes_path)
         settings = cls(
             github_repo=parse_repo(repo or DEFAULT_SANDBOX_REPO),
             github_token=token,
@@ -148,9 +169,7 @@ class Settings:
             writes_per_hour=read_number(
                 environ, "TICKETPROXY_WRITES_PER_HOUR", 450.0, low=1.0, unit="writes per hour"
             ),
-            routes_path=Path(environ["TICKETPROXY_ROUTES"])
-            if environ.get("TICKETPROXY_ROUTES")
-            else None,
+            routes_path=routes_path,
             webhook_secret=parse_webhook_secret(environ.get("TICKETPROXY_WEBHOOK_SECRET")),
             review_policy_path=Path(environ["TICKETPROXY_REVIEW_POLICY"])
             if environ.get("TICKETPROXY_REVIEW_POLICY")
@@ -161,6 +180,10 @@ class Settings:
             redis_url=parse_redis_url(environ.get("TICKETPROXY_REDIS_URL")),
             desk_url=parse_desk_url(environ.get("TICKETPROXY_DESK_URL")),
             metrics_token=parse_metrics_token(environ.get("TICKETPROXY_METRICS_TOKEN")),
+            desk_token=parse_desk_token(environ.get("TICKETPROXY_DESK_TOKEN")),
+            log_level=log_level,
+            log_format=log_format,
+            upstream_keys={name: environ[name] for name in key_variables if name in environ},
         )
         settings = replace(settings, **read_draft_settings(environ))
         return settings

@@ -13,6 +13,7 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.desk_page import DeskPageSettings
 from proxy.errors import ConfigError
+from proxy.settings import Settings
 from tests.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 
 DESK_TOKEN = "desk-token-0123456789abcdef"
@@ -38,8 +39,7 @@ async def start_desk_stack(
     sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, *, desk_token: str | None = None
 ) -> Stack:
     """Start a proxy (the desk page is part of every app), optionally guarded by a token."""
-    environ = {"TICKETPROXY_DESK_TOKEN": desk_token} if desk_token else {}
-    return await start_stack(sandbox, config, tmp, environ=environ)
+    return await start_stack(sandbox, config, tmp, desk_token=desk_token)
 
 
 def desk_url(stack: Stack, path: str = "") -> str:
@@ -193,12 +193,14 @@ async def test_desk_page_allows_scripts_only_from_itself(desk_stack: Stack) -> N
 def test_short_desk_token_is_refused_at_start_up() -> None:
     """A guessable desk token stops the start with the variable's name."""
     with pytest.raises(ConfigError, match="TICKETPROXY_DESK_TOKEN"):
-        DeskPageSettings.from_env({"TICKETPROXY_DESK_TOKEN": "short"})
+        Settings.from_env({"TICKETPROXY_DESK_TOKEN": "short"})
 
 
 def test_desk_token_is_kept_out_of_the_settings_repr() -> None:
     """Printing the desk settings never shows the token."""
-    settings = DeskPageSettings.from_env({"TICKETPROXY_DESK_TOKEN": DESK_TOKEN})
+    settings = DeskPageSettings.from_settings(
+        Settings.from_env({"TICKETPROXY_DESK_TOKEN": DESK_TOKEN})
+    )
     assert DESK_TOKEN not in repr(settings)
 
 
