@@ -24,7 +24,7 @@ CoordinatorFactory = Callable[[Settings], Coordinator]
 class GitHubFactory(Protocol):
     """Build the GitHub client the desk talks through, on the app's clock and sleep."""
 
-    def __call__(self, settings: Settings, *, clock: Clock, sleep: Sleep) -> GitHubClient:
+    def __call__(self, settings: Settings, /, *, clock: Clock, sleep: Sleep) -> GitHubClient:
         """Return a GitHub client for ``settings``."""
         ...
 
