@@ -48,7 +48,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from bench.processes import ServerProcess, Usage, proxy_process, raise_open_file_limit
 from bench.sandboxes import BenchGitHub, requests_by_route, start_bench_github
 from proxy.middleware import ANONYMOUS
-from proxy.wire import parse_chat_request
+from proxy.wire.requests import parse_chat_request
 from ticketing.desk import LABEL, LABEL_AWAITING, DeskSettings
 from ticketing.github.client import format_github_time
 from ticketing.store.model import PollCursor

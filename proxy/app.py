@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
-from datetime import datetime, timedelta
+from collections.abc import AsyncIterator
+from datetime import timedelta
 
 from aiohttp import web
 
 from auth.keyring import KeyringSource
 from auth.policy import ReviewPolicy
-from ticketing.clock import utc_now
-from ticketing.coordination import Coordinator, LocalCoordinator
+from ticketing.clock import Clock, Sleep, utc_now
 from ticketing.desk import Desk, DeskSettings
 from ticketing.errors import GitHubError
-from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
-from ticketing.github.throttle import WriteThrottle
-from ticketing.store.sqlite import SQLiteTicketStore
+from ticketing.github.client import GitHubClient
 
+from .desk_factories import (
+    CoordinatorFactory,
+    GitHubFactory,
+    StoreFactory,
+    build_coordinator,
+    build_github,
+    open_store,
+)
 from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context
 from .handlers import (
@@ -50,31 +55,24 @@ log = logging.getLogger(__name__)
 __all__ = ["DESK", "ROUTES", "SETTINGS", "create_app"]
 
 
-def build_coordinator(settings: Settings) -> Coordinator:
-    """Return how this process coordinates with other replicas: Redis, or alone."""
-    if settings.redis_url is None:
-        return LocalCoordinator()
-    # Imported here so that a single process never loads the Redis client.
-    from ticketing.redis_coordination import RedisCoordinator
-
-    # Replicas share the SQLite store in data_dir (one host, a shared volume); Redis holds
-    # only what they must agree on at once (see ticketing.redis_coordination).
-    return RedisCoordinator.from_url(settings.redis_url)
-
-
 def create_app(
     settings: Settings,
     *,
-    clock: Callable[[], datetime] = utc_now,
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    clock: Clock = utc_now,
+    sleep: Sleep = asyncio.sleep,
     bot_login: str | None = None,
     routes: RouteTable | None = None,
-    environ: Mapping[str, str] | None = None,
+    store_factory: StoreFactory = open_store,
+    github_factory: GitHubFactory = build_github,
+    coordinator_factory: CoordinatorFactory = build_coordinator,
 ) -> web.Application:
     """Build the ticketproxy application for these settings.
 
-    ``routes`` defaults to the routes file in ``settings.routes_path`` (its upstream keys
-    read from ``environ`` now, at start-up), or to every configured model going to people.
+    ``routes`` defaults to the routes file in ``settings.routes_path`` (read now, with the
+    upstream keys in ``settings.upstream_keys``), or to every configured model going to people.
+    The desk's store, GitHub client and coordinator come from the factories, called when the
+    app starts; the defaults are SQLite in the data directory, GitHub (or the sandbox) as the
+    settings say, and Redis if ``settings.redis_url`` is set.
     """
     app = web.Application(
         middlewares=[request_ids, openai_errors, client_keys(settings.api_keys)],
@@ -85,29 +83,16 @@ def create_app(
         routes = (
             RouteTable.humans_only(settings.models)
             if settings.routes_path is None
-            else load_routes(settings.routes_path, environ or {})
+            else load_routes(settings.routes_path, settings.upstream_keys)
         )
     app[ROUTES] = routes
     # Loaded now, so a bad policy file stops the start with its name and the fix.
     policy = ReviewPolicy.load_or_default(settings.review_policy_path)
 
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
-        settings.data_dir.mkdir(parents=True, exist_ok=True)
-        store = SQLiteTicketStore(settings.store_path)
-        coordinator = build_coordinator(settings)
-        github = GitHubClient(
-            api_url=settings.github_api_url or GITHUB_API_URL,
-            token=settings.github_token,
-            repo=settings.github_repo,
-            app=github_app(settings),
-            throttle=WriteThrottle(
-                per_minute=settings.writes_per_minute,
-                per_hour=settings.writes_per_hour,
-                sleep=sleep,
-            ),
-            sleep=sleep,
-            clock=clock,
-        )
+        store = store_factory(settings)
+        coordinator = coordinator_factory(settings)
+        github = github_factory(settings, clock=clock, sleep=sleep)
         desk_bot_login = bot_login
         if desk_bot_login is None and github.app is not None:
             desk_bot_login = await app_bot_login(github)
@@ -157,28 +142,13 @@ def create_app(
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,
-        DeskPageSettings.from_env(environ or {}, github_api_url=settings.github_api_url),
+        DeskPageSettings.from_settings(settings),
         clock=clock,
     )
     app.router.add_get("/readyz", readyz)
     install_metrics(app, token=settings.metrics_token)
     app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app
-
-
-def github_app(settings: Settings) -> GitHubApp | None:
-    """Return the GitHub App installation the settings name, or None (token or sandbox)."""
-    if (
-        settings.github_app_id is None
-        or settings.github_app_private_key is None
-        or settings.github_app_installation_id is None
-    ):
-        return None
-    return GitHubApp(
-        app_id=settings.github_app_id,
-        installation_id=settings.github_app_installation_id,
-        private_key=settings.github_app_private_key,
-    )
 
 
 async def app_bot_login(github: GitHubClient) -> str | None:

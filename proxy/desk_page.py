@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import hmac
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
@@ -35,11 +35,10 @@ from ticketing.render.templates import answer_template
 from ticketing.request import ChatRequest
 from ticketing.store.model import DraftState, Ticket, TicketState
 
-from .errors import ConfigError
 from .handlers import DESK
-from .settings import is_loopback
+from .setting_values import DESK_TOKEN_ENV
+from .settings import Settings, is_loopback
 
-DESK_TOKEN_ENV = "TICKETPROXY_DESK_TOKEN"  # noqa: S105 (a variable name, not a secret)
 _STATES = {
     TicketState.OPEN: "awaiting answer",
     TicketState.NEEDS_REVIEW: "needs review",
@@ -58,18 +57,10 @@ class DeskPageSettings:
     token: str | None = field(default=None, repr=False)
 
     @classmethod
-    def from_env(
-        cls, environ: Mapping[str, str], *, github_api_url: str | None = None
-    ) -> DeskPageSettings:
-        """Read ``TICKETPROXY_DESK_TOKEN`` (optional) from ``environ``, at start-up."""
-        token = environ.get(DESK_TOKEN_ENV) or None
-        if token is not None and len(token) < 16:
-            raise ConfigError(
-                f"{DESK_TOKEN_ENV} is too short to guard the desk: use at least 16 random "
-                "characters, e.g. the output of `python -c 'import secrets; "
-                "print(secrets.token_urlsafe(24))'`"
-            )
-        return cls(github_api_url=(github_api_url or GITHUB_API_URL).rstrip("/"), token=token)
+    def from_settings(cls, settings: Settings) -> DeskPageSettings:
+        """Take GitHub's API base and the desk token (``TICKETPROXY_DESK_TOKEN``) from settings."""
+        api_url = (settings.github_api_url or GITHUB_API_URL).rstrip("/")
+        return cls(github_api_url=api_url, token=settings.desk_token)
 
 
 DESK_PAGE = web.AppKey("desk_page", DeskPageSettings)

@@ -32,6 +32,7 @@ from ticketing.render.redact import redact_request
 from ticketing.request import ChatRequest, Message
 from ticketing.store.model import DraftState, Ticket
 
+from .errors import DraftFailed
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -41,10 +42,6 @@ _DETAIL_LIMIT = 300
 DRAFTS_AT_ONCE = 4
 # Seconds past the drafting timeout after which a claim counts as left by a stopped process.
 _CLAIM_MARGIN = 60.0
-
-
-class DraftFailed(Exception):
-    """The drafting model gave no usable answer; the message is safe to log and store."""
 
 
 @dataclass(frozen=True)

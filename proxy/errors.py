@@ -1,9 +1,10 @@
-"""Errors the proxy answers with, each rendered as OpenAI's error envelope.
+"""The proxy's exception tree: bad settings, failed drafts, and the errors clients get.
 
 ::
 
     ProxyError
     ├── ConfigError            a setting is missing or malformed (names the variable and the fix)
+    ├── DraftFailed            the drafting model gave no usable answer (logged, never answered)
     └── APIError               answered as {"error": {"message", "type", "param", "code"}}
         ├── InvalidRequest     400 invalid_request_error
         ├── Unauthorized       401 invalid_api_key
@@ -13,7 +14,8 @@
         ├── RateLimited        429 with retry-after (also GitHub back-pressure)
         └── UpstreamUnavailable 502: an upstream-routed model did not answer
 
-Only :mod:`proxy.middleware` turns these into HTTP responses.
+Only :mod:`proxy.middleware` turns an ``APIError`` into an HTTP response, in OpenAI's error
+envelope; a ``DraftFailed`` only ever reaches the log and the ticket's draft record.
 """
 
 from __future__ import annotations
@@ -27,6 +29,10 @@ class ProxyError(Exception):
 
 class ConfigError(ProxyError):
     """A setting is missing or malformed."""
+
+
+class DraftFailed(ProxyError):
+    """The drafting model gave no usable answer; the message is safe to log and store."""
 
 
 class APIError(ProxyError):

@@ -26,10 +26,13 @@ from .middleware import CLIENT, REQUEST_ID
 from .routing import UPSTREAM, RoutedModel, RouteTable, route_request
 from .settings import Settings
 from .upstream import UPSTREAM_SESSION, forward_to_upstream
-from .wire import (
+from .wire.requests import (
     parse_chat_request,
     parse_json_body,
     parse_legacy_completion,
+    stream_settings,
+)
+from .wire.responses import (
     prompt_tokens,
     render_chunks,
     render_completion,
@@ -37,7 +40,6 @@ from .wire import (
     render_legacy_completion,
     render_model,
     render_model_list,
-    stream_settings,
 )
 
 log = logging.getLogger(__name__)

@@ -12,15 +12,12 @@ from __future__ import annotations
 import json
 import logging
 import sys
-from collections.abc import Mapping
 from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TextIO
 
-from .errors import ConfigError
+from proxy.settings import Settings
 
-LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOG_FORMATS = ("text", "json")
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
 # The id of the request being served, if any; set by proxy.middleware.request_ids.
@@ -91,24 +88,6 @@ class _StderrHandler(logging.StreamHandler[TextIO]):
         return sys.stderr
 
 
-def log_settings(environ: Mapping[str, str]) -> tuple[str, str]:
-    """Return the (level, format) the environment asks for, or raise ConfigError naming it."""
-    raw_level = environ.get("TICKETPROXY_LOG_LEVEL", "")
-    level = raw_level.strip().upper() or "INFO"
-    if level not in LOG_LEVELS:
-        raise ConfigError(
-            f"TICKETPROXY_LOG_LEVEL={raw_level!r} is not a log level: "
-            f"use one of {', '.join(LOG_LEVELS)}"
-        )
-    raw_format = environ.get("TICKETPROXY_LOG_FORMAT", "")
-    form = raw_format.strip().lower() or "text"
-    if form not in LOG_FORMATS:
-        raise ConfigError(
-            f"TICKETPROXY_LOG_FORMAT={raw_format!r} is not a log format: use text or json"
-        )
-    return level, form
-
-
 def make_handler(form: str, *, stream: TextIO | None = None) -> logging.Handler:
     """Return a handler writing ``form`` ("text" or "json") lines, stamped with request ids."""
     handler: logging.Handler = _StderrHandler() if stream is None else logging.StreamHandler(stream)
@@ -118,19 +97,18 @@ def make_handler(form: str, *, stream: TextIO | None = None) -> logging.Handler:
 
 
 def configure_logging(
-    environ: Mapping[str, str],
+    settings: Settings,
     *,
     logger: logging.Logger | None = None,
     stream: TextIO | None = None,
 ) -> logging.Handler | None:
-    """Set up logging from ``TICKETPROXY_LOG_LEVEL`` and ``TICKETPROXY_LOG_FORMAT``.
+    """Set up logging at ``settings.log_level`` in ``settings.log_format``.
 
     Installs one handler on ``logger`` (default: the root logger), replacing any that an
     earlier call installed, and returns it. Like ``logging.basicConfig``, it leaves a root
-    logger that someone else already configured alone and returns None; the settings are
-    checked either way.
+    logger that someone else already configured alone and returns None.
     """
-    level, form = log_settings(environ)
+    level, form = settings.log_level, settings.log_format
     target = logger if logger is not None else logging.getLogger()
     # A handler carrying our filter is one an earlier call installed.
     ours = [h for h in target.handlers if any(isinstance(f, RequestIdFilter) for f in h.filters)]

@@ -15,7 +15,9 @@ The routes file is TOML (path in ``TICKETPROXY_ROUTES``)::
     [aliases]
     "gpt-4o" = "gpt-4-turbo"
 
-Without a routes file every configured model goes to humans.
+Without a routes file every configured model goes to humans. ``Settings.from_env`` takes
+the keys the file names from the environment at start-up (``upstream_key_variables``);
+``load_routes`` then checks the file in full against them.
 """
 
 from __future__ import annotations
@@ -105,8 +107,30 @@ def route_request(table: RouteTable, body: Any) -> RoutedModel:
     return RoutedModel(requested=model, canonical=canonical, route=route)
 
 
+def upstream_key_variables(path: Path) -> tuple[str, ...]:
+    """Return the variables a routes file names in ``api_key_env``; none if it is unreadable.
+
+    A file that cannot be read or parsed names no variable here: ``load_routes`` refuses it
+    with the reason, when the app is built.
+    """
+    try:
+        with path.open("rb") as file:
+            document = tomllib.load(file)
+    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return ()
+    models = document.get("models")
+    if not isinstance(models, dict):
+        return ()
+    names = (spec.get("api_key_env") for spec in models.values() if isinstance(spec, dict))
+    return tuple(name for name in names if isinstance(name, str) and name)
+
+
 def load_routes(path: Path, environ: Mapping[str, str]) -> RouteTable:
-    """Read a routes file, taking upstream keys from ``environ``; fail with what to fix."""
+    """Read a routes file, taking upstream keys from ``environ``; fail with what to fix.
+
+    ``environ`` holds the variables the file names (``Settings.upstream_keys``), not
+    necessarily the whole environment.
+    """
     where = f"routes file {path} (TICKETPROXY_ROUTES)"
     try:
         with path.open("rb") as file:

@@ -25,7 +25,7 @@ from auth.comment import split_signed_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from proxy.wire import parse_chat_request
+from proxy.wire.requests import parse_chat_request
 from tests.helpers.stack import Stack, free_port, start_stack, stop_stack
 from ticketing.redis_coordination import RedisCoordinator
 from ticketing.store.model import TicketState

@@ -17,8 +17,7 @@ async def start_desk_stack(
     sandbox: RunningSandbox, config: SandboxConfig, tmp: Path, *, desk_token: str | None = None
 ) -> Stack:
     """Start a proxy (the desk page is part of every app), optionally guarded by a token."""
-    environ = {"TICKETPROXY_DESK_TOKEN": desk_token} if desk_token else {}
-    return await start_stack(sandbox, config, tmp, environ=environ)
+    return await start_stack(sandbox, config, tmp, desk_token=desk_token)
 
 
 def desk_url(stack: Stack, path: str = "") -> str:

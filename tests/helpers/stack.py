@@ -215,8 +215,6 @@ async def start_stack(
     deliver_webhooks = overrides.pop("deliver_webhooks", True)
     # None: the proxy asks GitHub who it is (a GitHub App's bot).
     bot_login = overrides.pop("bot_login", "ticketproxy-bot")
-    # Read by create_app at start-up, e.g. TICKETPROXY_DESK_TOKEN.
-    environ = overrides.pop("environ", {})
     settings = Settings(
         github_repo=REPO,
         github_token=users["ticketproxy-bot"].token,
@@ -229,7 +227,7 @@ async def start_stack(
         heartbeat_interval=0.2,
     )
     settings = replace(settings, **overrides)
-    runner = web.AppRunner(create_app(settings, clock=clock, bot_login=bot_login, environ=environ))
+    runner = web.AppRunner(create_app(settings, clock=clock, bot_login=bot_login))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

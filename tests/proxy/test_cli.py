@@ -24,7 +24,8 @@ from auth.keys import generate_signing_key, load_signing_key, write_signing_key
 from auth.roles import Role
 from auth.verify import Accepted, Rejected, RejectReason, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
-from proxy.cli import main, parse_issue_url
+from proxy.cli import main
+from proxy.cli.rules import parse_issue_url
 from proxy.embedded import loopback_url
 from proxy.errors import ProxyError
 

@@ -12,6 +12,7 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.desk_page import DeskPageSettings
 from proxy.errors import ConfigError
+from proxy.settings import Settings
 from tests.helpers.desk_page import PROMPT, desk_url, get_json, start_desk_stack
 from tests.helpers.review_flow import DANGEROUS, SHELL
 from tests.helpers.stack import CLIENT_KEY, REPO, Stack, stop_stack
@@ -147,12 +148,14 @@ async def test_desk_page_allows_scripts_only_from_itself(desk_stack: Stack) -> N
 def test_short_desk_token_is_refused_at_start_up() -> None:
     """A guessable desk token stops the start with the variable's name."""
     with pytest.raises(ConfigError, match="TICKETPROXY_DESK_TOKEN"):
-        DeskPageSettings.from_env({"TICKETPROXY_DESK_TOKEN": "short"})
+        Settings.from_env({"TICKETPROXY_DESK_TOKEN": "short"})
 
 
 def test_desk_token_is_kept_out_of_the_settings_repr() -> None:
     """Printing the desk settings never shows the token."""
-    settings = DeskPageSettings.from_env({"TICKETPROXY_DESK_TOKEN": DESK_TOKEN})
+    settings = DeskPageSettings.from_settings(
+        Settings.from_env({"TICKETPROXY_DESK_TOKEN": DESK_TOKEN})
+    )
     assert DESK_TOKEN not in repr(settings)
 
 

@@ -23,7 +23,7 @@ from proxy.cli import main
 from proxy.drafts import DRAFTER, draft_request_body, shown_url
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from proxy.wire import parse_chat_request
+from proxy.wire.requests import parse_chat_request
 from tests.helpers.desk_page import desk_url, get_json
 from tests.helpers.drafting import DRAFT, DRAFT_KEY, drafted, drafter, start_draft_stack
 from tests.helpers.markdown_checks import outside_fences, pings

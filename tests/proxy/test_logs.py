@@ -12,7 +12,9 @@ import pytest
 
 from proxy.cli import main
 from proxy.errors import ConfigError
-from proxy.logs import RequestIdFilter, configure_logging, current_request_id, log_settings
+from proxy.logs import RequestIdFilter, configure_logging, current_request_id
+from proxy.setting_values import log_settings
+from proxy.settings import Settings
 from tests.helpers.stack import Stack
 
 PROMPT = [{"role": "user", "content": "Summarise the README."}]
@@ -42,7 +44,9 @@ def json_lines(stream: io.StringIO) -> list[dict[str, object]]:
 def test_json_lines_carry_ts_level_logger_and_message(scratch_logger: logging.Logger) -> None:
     """Each record is one JSON object with ts, level, logger and message, and no request id."""
     out = io.StringIO()
-    configure_logging({"TICKETPROXY_LOG_FORMAT": "json"}, logger=scratch_logger, stream=out)
+    configure_logging(
+        Settings.from_env({"TICKETPROXY_LOG_FORMAT": "json"}), logger=scratch_logger, stream=out
+    )
     scratch_logger.info("ticket %d opened", 7)
     [line] = json_lines(out)
     assert line["level"] == "INFO"
@@ -57,7 +61,9 @@ def test_json_line_carries_the_request_id_of_the_request_being_served(
 ) -> None:
     """A record logged while the request id context variable is set names that request."""
     out = io.StringIO()
-    configure_logging({"TICKETPROXY_LOG_FORMAT": "json"}, logger=scratch_logger, stream=out)
+    configure_logging(
+        Settings.from_env({"TICKETPROXY_LOG_FORMAT": "json"}), logger=scratch_logger, stream=out
+    )
     token = current_request_id.set("req_abc")
     try:
         scratch_logger.warning("inside")
@@ -74,7 +80,9 @@ def test_multi_line_message_and_traceback_stay_on_one_json_line(
 ) -> None:
     """A message with newlines and an exception's traceback still make exactly one line."""
     out = io.StringIO()
-    configure_logging({"TICKETPROXY_LOG_FORMAT": "json"}, logger=scratch_logger, stream=out)
+    configure_logging(
+        Settings.from_env({"TICKETPROXY_LOG_FORMAT": "json"}), logger=scratch_logger, stream=out
+    )
     try:
         raise ValueError("bad\nvalue")
     except ValueError:
@@ -89,7 +97,7 @@ def test_text_lines_append_the_request_id_only_when_the_message_lacks_it(
 ) -> None:
     """Text lines gain ``request_id=…`` unless the message already names the request."""
     out = io.StringIO()
-    configure_logging({}, logger=scratch_logger, stream=out)
+    configure_logging(Settings.from_env({}), logger=scratch_logger, stream=out)
     token = current_request_id.set("req_123")
     try:
         scratch_logger.info("waiting")
@@ -104,7 +112,9 @@ def test_text_lines_append_the_request_id_only_when_the_message_lacks_it(
 def test_level_setting_filters_records_below_it(scratch_logger: logging.Logger) -> None:
     """``TICKETPROXY_LOG_LEVEL=warning`` drops INFO records and keeps WARNING ones."""
     out = io.StringIO()
-    configure_logging({"TICKETPROXY_LOG_LEVEL": "warning"}, logger=scratch_logger, stream=out)
+    configure_logging(
+        Settings.from_env({"TICKETPROXY_LOG_LEVEL": "warning"}), logger=scratch_logger, stream=out
+    )
     scratch_logger.info("quiet")
     scratch_logger.warning("loud")
     assert [line.rsplit(" ", 1)[-1] for line in out.getvalue().splitlines()] == ["loud"]
@@ -113,8 +123,10 @@ def test_level_setting_filters_records_below_it(scratch_logger: logging.Logger) 
 def test_configuring_twice_replaces_the_earlier_handler(scratch_logger: logging.Logger) -> None:
     """A second set-up swaps its own handler instead of doubling every line."""
     first, second = io.StringIO(), io.StringIO()
-    configure_logging({}, logger=scratch_logger, stream=first)
-    configure_logging({"TICKETPROXY_LOG_FORMAT": "json"}, logger=scratch_logger, stream=second)
+    configure_logging(Settings.from_env({}), logger=scratch_logger, stream=first)
+    configure_logging(
+        Settings.from_env({"TICKETPROXY_LOG_FORMAT": "json"}), logger=scratch_logger, stream=second
+    )
     scratch_logger.info("once")
     assert len(ours(scratch_logger)) == 1
     assert first.getvalue() == ""
@@ -128,7 +140,7 @@ def test_root_logger_configured_by_someone_else_is_left_alone() -> None:
     root.addHandler(foreign)
     before = list(root.handlers), root.level
     try:
-        assert configure_logging({"TICKETPROXY_LOG_FORMAT": "json"}) is None
+        assert configure_logging(Settings.from_env({"TICKETPROXY_LOG_FORMAT": "json"})) is None
         assert (list(root.handlers), root.level) == before
     finally:
         root.removeHandler(foreign)
@@ -169,7 +181,9 @@ async def test_lines_logged_while_serving_a_completion_carry_its_x_request_id(
     """The desk's log lines for a request carry the id the client got in ``x-request-id``."""
     out = io.StringIO()
     desk_logger = logging.getLogger("ticketing.desk")
-    handler = configure_logging({"TICKETPROXY_LOG_FORMAT": "json"}, logger=desk_logger, stream=out)
+    handler = configure_logging(
+        Settings.from_env({"TICKETPROXY_LOG_FORMAT": "json"}), logger=desk_logger, stream=out
+    )
     assert handler is not None
     try:
         client = stack.openai()

@@ -17,6 +17,7 @@ from aiohttp import web
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.app import create_app
 from proxy.errors import ConfigError
+from proxy.handlers import ROUTES
 from proxy.routing import HUMANS, UPSTREAM, Route, RouteTable, load_routes
 from proxy.settings import Settings
 from tests.helpers.stack import CLIENT_KEY, Stack, free_port, start_stack, stop_stack
@@ -233,6 +234,32 @@ def test_upstream_key_never_appears_in_the_reprs(tmp_path: Path) -> None:
     assert table.routes["gpt-3.5-turbo"].api_key == UPSTREAM_KEY
     assert UPSTREAM_KEY not in repr(table.routes["gpt-3.5-turbo"])
     assert UPSTREAM_KEY not in repr(table)
+
+
+def test_app_takes_the_upstream_key_the_environment_gave_at_start_up(tmp_path: Path) -> None:
+    """``create_app`` loads the routes file with the key ``Settings.from_env`` read for it."""
+    path = write_routes(tmp_path, ROUTES_TOML.format(upstream="http://u.test/v1", closed_port=9))
+    settings = Settings.from_env({"TICKETPROXY_ROUTES": str(path), **KEY_ENV})
+    app = create_app(settings)
+    resolved = app[ROUTES].resolve("gpt-3.5-turbo")
+    assert resolved is not None
+    assert resolved[1].api_key == UPSTREAM_KEY
+
+
+def test_app_refuses_a_routes_file_whose_key_variable_was_not_set(tmp_path: Path) -> None:
+    """Building the app names the unset variable, as loading the file alone does."""
+    path = write_routes(tmp_path, ROUTES_TOML.format(upstream="http://u.test/v1", closed_port=9))
+    settings = Settings.from_env({"TICKETPROXY_ROUTES": str(path)})
+    with pytest.raises(ConfigError, match="takes its upstream key from CHEAP_MODEL_KEY"):
+        create_app(settings)
+
+
+def test_app_refuses_a_missing_routes_file_naming_it(tmp_path: Path) -> None:
+    """A TICKETPROXY_ROUTES that points nowhere stops building the app with the path."""
+    path = tmp_path / "missing.toml"
+    settings = Settings.from_env({"TICKETPROXY_ROUTES": str(path)})
+    with pytest.raises(ConfigError, match="does not exist"):
+        create_app(settings)
 
 
 def test_resolve_follows_an_alias_and_refuses_unknown_ids() -> None:

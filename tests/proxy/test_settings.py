@@ -252,3 +252,72 @@ def test_short_metrics_token_stops_the_start_and_a_good_one_stays_out_of_repr() 
     settings = Settings.from_env({"TICKETPROXY_METRICS_TOKEN": "m" * 24})
     assert settings.metrics_token == "m" * 24
     assert "m" * 24 not in repr(settings)
+
+
+# --- the one environment reader: desk token, log settings, upstream keys ------------------
+
+
+def test_desk_token_log_settings_and_upstream_keys_are_read_with_the_rest(
+    tmp_path: Path,
+) -> None:
+    """``from_env`` reads the desk token, the log level and format, and the routes file's keys."""
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        '[models."cheap"]\nroute = "upstream"\nbase_url = "http://u.test/v1"\n'
+        'api_key_env = "CHEAP_MODEL_KEY"\n',
+        encoding="utf-8",
+    )
+    settings = Settings.from_env(
+        {
+            "TICKETPROXY_DESK_TOKEN": "desk-token-0123456789abcdef",
+            "TICKETPROXY_LOG_LEVEL": "warning",
+            "TICKETPROXY_LOG_FORMAT": "JSON",
+            "TICKETPROXY_ROUTES": str(routes),
+            "CHEAP_MODEL_KEY": "sk-upstream-key-0123456789",
+            "UNRELATED_SECRET": "not-for-ticketproxy",
+        }
+    )
+    assert settings.desk_token == "desk-token-0123456789abcdef"
+    assert (settings.log_level, settings.log_format) == ("WARNING", "json")
+    assert dict(settings.upstream_keys) == {"CHEAP_MODEL_KEY": "sk-upstream-key-0123456789"}
+
+
+def test_without_those_variables_the_desk_is_loopback_only_and_logs_are_text_at_info() -> None:
+    """No desk token, INFO text lines, and no upstream keys when nothing is set."""
+    settings = Settings.from_env({})
+    assert settings.desk_token is None
+    assert (settings.log_level, settings.log_format) == ("INFO", "text")
+    assert dict(settings.upstream_keys) == {}
+
+
+def test_a_routes_file_that_cannot_be_read_is_left_for_the_app_to_refuse(tmp_path: Path) -> None:
+    """A missing routes file names no keys here; building the app refuses it, naming the file."""
+    settings = Settings.from_env({"TICKETPROXY_ROUTES": str(tmp_path / "missing.toml")})
+    assert settings.routes_path == tmp_path / "missing.toml"
+    assert dict(settings.upstream_keys) == {}
+
+
+def test_desk_token_and_upstream_keys_stay_out_of_repr(tmp_path: Path) -> None:
+    """The desk token and the upstream keys never show in repr or str."""
+    routes = tmp_path / "routes.toml"
+    routes.write_text(
+        '[models."cheap"]\nroute = "upstream"\nbase_url = "http://u.test/v1"\n'
+        'api_key_env = "CHEAP_MODEL_KEY"\n',
+        encoding="utf-8",
+    )
+    settings = Settings.from_env(
+        {
+            "TICKETPROXY_DESK_TOKEN": "desk-token-0123456789abcdef",
+            "TICKETPROXY_ROUTES": str(routes),
+            "CHEAP_MODEL_KEY": "sk-upstream-key-0123456789",
+        }
+    )
+    shown = repr(settings) + str(settings)
+    assert "desk-token-0123456789abcdef" not in shown
+    assert "sk-upstream-key-0123456789" not in shown
+
+
+def test_a_bad_log_setting_is_the_error_shown_whatever_else_is_wrong() -> None:
+    """The log variables are checked first, as the command line has always done."""
+    with pytest.raises(ConfigError, match="TICKETPROXY_LOG_FORMAT"):
+        Settings.from_env({"TICKETPROXY_LOG_FORMAT": "xml", "TICKETPROXY_POLL_INTERVAL": "abc"})

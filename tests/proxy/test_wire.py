@@ -10,7 +10,8 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from proxy.errors import InvalidRequest, NotFound
-from proxy.wire import parse_chat_request, parse_json_body, render_completion
+from proxy.wire.requests import parse_chat_request, parse_json_body
+from proxy.wire.responses import render_completion
 from ticketing.request import ToolCall, request_key
 
 SAMPLES = Path(__file__).parent.parent / "samples" / "autogpt"

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proxy.errors import APIError
-from proxy.wire import parse_chat_request, parse_json_body, parse_legacy_completion
+from proxy.wire.requests import parse_chat_request, parse_json_body, parse_legacy_completion
 from ticketing.request import ChatRequest
 
 MODELS = frozenset({"gpt-4o"})

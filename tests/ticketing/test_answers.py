@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from proxy.wire import parse_chat_request
+from proxy.wire.requests import parse_chat_request
 from ticketing.release import Refusal, Release, prepare_release
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 

@@ -1,0 +1,58 @@
+"""The ``ticketproxy`` command: serve, run the GitHub sandbox, make keys, sign, answer, review.
+
+One module per group of commands: :mod:`proxy.cli.serve` (``serve``, ``github-sandbox``),
+:mod:`proxy.cli.keys` (``keygen``), :mod:`proxy.cli.editor` (``sign``, ``answer``),
+:mod:`proxy.cli.review` (``approve``, ``reject``) and :mod:`proxy.cli.audit` (``audit``).
+:mod:`proxy.cli.parser` holds the arguments, :mod:`proxy.cli.rules` the editor's and
+reviewer's rules as pure functions, and :mod:`proxy.cli.variables` which settings each
+command reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Mapping, Sequence
+
+from auth.errors import AuthError
+from auth.roles import Act
+from proxy.cli.audit import audit
+from proxy.cli.editor import answer, sign
+from proxy.cli.keys import keygen
+from proxy.cli.parser import build_parser
+from proxy.cli.review import review
+from proxy.cli.serve import run_sandbox, serve
+from proxy.cli.variables import LOG_VARIABLES, PATH_VARIABLES, TOKEN_VARIABLES, only, without
+from proxy.errors import ProxyError
+from proxy.logs import configure_logging
+from proxy.settings import Settings
+from ticketing.errors import TicketingError
+
+
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run the ``ticketproxy`` command line."""
+    args = build_parser().parse_args(argv)
+    env = os.environ if environ is None else environ
+    try:
+        configure_logging(Settings.from_env(only(env, LOG_VARIABLES)))
+        if args.command == "serve":
+            settings = Settings.from_env(env).with_listen(args.host, args.port)
+            settings.check_exposure()
+            asyncio.run(serve(settings))
+        elif args.command == "github-sandbox":
+            asyncio.run(run_sandbox(Settings.from_env(without(env, TOKEN_VARIABLES)), args))
+        elif args.command == "keygen":
+            keygen(Settings.from_env(only(env, PATH_VARIABLES)), args, env)
+        elif args.command == "sign":
+            sign(args)
+        elif args.command == "answer":
+            answer(args, env)
+        elif args.command in {"approve", "reject"}:
+            return review(args, env, Act(args.command))
+        elif args.command == "audit":
+            return audit(args, env)
+    except (ProxyError, AuthError, TicketingError, OSError) as exc:
+        print(f"ticketproxy: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

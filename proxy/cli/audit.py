@@ -1,0 +1,104 @@
+"""The ``audit`` command: re-verify answered tickets offline against the keyring and the
+review policy, one verdict per step of each agent run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+
+from auth.keyring import Keyring
+from auth.policy import ReviewPolicy
+from proxy.cli.github_access import audit_comments, editor_errors
+from proxy.cli.rules import parse_issue_url
+from proxy.cli.terminal import shown
+from proxy.cli.variables import PATH_VARIABLES, only
+from proxy.errors import ProxyError
+from proxy.settings import Settings
+from ticketing.audit.issue import audit_steps
+from ticketing.audit.results import TicketAudit
+from ticketing.github.client import (
+    GITHUB_API_URL,
+    IssueHistory,
+    fetch_issue_once,
+    fetch_tickets_once,
+)
+
+_REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+
+
+def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
+    """Re-verify answered tickets offline and print each verdict; 1 on any mismatch."""
+    keyring_path = args.keyring or Settings.from_env(only(env, PATH_VARIABLES)).keyring_path
+    keyring = Keyring.load(keyring_path)
+    policy = ReviewPolicy.load_or_default(args.policy)
+    token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_GITHUB_TOKEN")
+    if args.issue_url:
+        api_url, repo, number = parse_issue_url(args.issue_url)
+        api_url = args.api_url or api_url
+        with editor_errors(api_url, f"issue {repo}#{number}"):
+            issues: Sequence[IssueHistory] = (
+                fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number),
+            )
+    else:
+        repo, api_url = args.repo, args.api_url or GITHUB_API_URL
+        if _REPO_RE.fullmatch(repo) is None:
+            raise ProxyError(f"--repo {repo!r} is not OWNER/REPO")
+        with editor_errors(api_url, f"repository {repo}"):
+            issues = fetch_tickets_once(api_url=api_url, token=token, repo=repo)
+    mismatches = 0
+    audited = 0
+    for issue in issues:
+        # One audit per step of an agent run, each under its own ticket reference.
+        results = audit_steps(
+            f"{repo}#{issue.number}",
+            audit_comments(issue),
+            keyring_history=keyring,
+            bot_login=args.bot or issue.author_login,
+            policy=policy,
+        )
+        for result in results:
+            audited += 1
+            mismatches += result.verdict == "mismatch"
+            if args.json:
+                print(json.dumps({**result.to_json(), "issue_url": issue.url}, ensure_ascii=False))
+            else:
+                print(shown(_audit_text(result, issue)))
+    if not args.json:
+        print(f"{audited} ticket(s) audited, {mismatches} mismatch(es)")
+    return 1 if mismatches else 0
+
+
+def _audit_text(result: TicketAudit, issue: IssueHistory) -> str:
+    """Return one ticket's audit as the lines a person reads."""
+
+    def when(value: datetime) -> str:
+        return f"{value.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+
+    lines = [f"{result.ticket}: {result.verdict} ({issue.url})"]
+    if result.answer is not None:
+        a = result.answer
+        lines.append(
+            f"  answered by {a.signer} (key {a.kid}, jti {a.jti}) signed {when(a.signed_at)}, "
+            f"posted {when(a.posted_at)}: {a.comment_url}"
+        )
+    if result.released_at is not None:
+        lines.append(f"  delivery recorded by the bot at {when(result.released_at)}")
+    if result.required_approvals is not None:
+        lines.append(f"  approvals required by the review policy: {result.required_approvals}")
+    lines += [
+        f"  approved by {r.signer} (key {r.kid}, jti {r.jti}) at {when(r.posted_at)}: "
+        f"{r.comment_url}"
+        for r in result.approvals
+    ]
+    if result.rejection is not None:
+        r = result.rejection
+        lines.append(f"  rejected by {r.signer} (key {r.kid}) at {when(r.posted_at)}")
+    if result.verdict == "unanswered":
+        lines.append(f"  state {issue.state}, labels: {', '.join(issue.labels) or 'none'}")
+    lines += [f"  problem: {problem}" for problem in result.problems]
+    lines += [f"  note: {note}" for note in result.notes]
+    return "\n".join(lines)

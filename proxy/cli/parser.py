@@ -1,0 +1,130 @@
+"""The ``ticketproxy`` command line's arguments: one sub-command per command, and the
+argparse types that check a number of seconds and a step number.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from pathlib import Path
+
+from auth.roles import Act
+
+
+def _seconds(raw: str) -> float:
+    """Parse a positive, finite number of seconds (an argparse ``type``)."""
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of seconds") from None
+    # Far beyond any sensible signature lifetime, and what timedelta can still hold.
+    if not math.isfinite(value) or not 0 < value <= 10**9:
+        raise argparse.ArgumentTypeError(f"{raw!r} must be a positive number of seconds")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the ``ticketproxy`` argument parser, one sub-command per command."""
+    parser = argparse.ArgumentParser(
+        prog="ticketproxy",
+        description="An OpenAI-compatible endpoint answered by people in signed GitHub comments.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="serve the OpenAI-compatible endpoint")
+    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, help="port to listen on (default 8080)")
+
+    sandbox = commands.add_parser(
+        "github-sandbox", help="run only the embedded GitHub-compatible server"
+    )
+    sandbox.add_argument("--host", default="127.0.0.1")
+    sandbox.add_argument("--port", type=int, default=8081)
+    sandbox.add_argument(
+        "--users", type=Path, help="users file (default DATA_DIR/sandbox-users.json)"
+    )
+
+    keygen = commands.add_parser("keygen", help="make a signing key pair and add it to the keyring")
+    keygen.add_argument("--login", required=True, help="your GitHub login")
+    keygen.add_argument("--roles", default="editor", help="comma list: editor,reviewer")
+    keygen.add_argument("--keyring", type=Path, help="keyring file (default TICKETPROXY_KEYRING)")
+    keygen.add_argument(
+        "--out", type=Path, help="private key file (default ~/.ticketproxy/LOGIN.key)"
+    )
+    keygen.add_argument("--user-id", type=int, help="your numeric GitHub user id (checked too)")
+    keygen.add_argument("--alg", choices=["EdDSA", "ES256"], default="EdDSA")
+
+    sign = commands.add_parser("sign", help="print a signed comment for a ticket")
+    sign.add_argument("--ticket", required=True, help="OWNER/REPO#NUMBER")
+    sign.add_argument("--key", type=Path, required=True, help="your private key file")
+    sign.add_argument("--act", choices=[a.value for a in Act], default=Act.ANSWER.value)
+    sign.add_argument("--judged-sha256", help="for approve/reject: the answer's sha256")
+    sign.add_argument("--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid")
+    sign.add_argument("file", nargs="?", default="-", help="answer text file, or - for stdin")
+
+    answer = commands.add_parser("answer", help="sign an answer and post it on the issue")
+    answer.add_argument("issue_url", help="the ticket's issue URL")
+    answer.add_argument("--key", type=Path, required=True, help="your private key file")
+    answer.add_argument("--file", default="-", help="answer text file, or - for stdin")
+    answer.add_argument("--token", help="your GitHub token (default: $GITHUB_TOKEN)")
+    answer.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
+    answer.add_argument(
+        "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
+    )
+    answer.add_argument(
+        "--step", type=_step, help="the step of the agent run to answer (default: the newest)"
+    )
+    answer.add_argument(
+        "--draft",
+        action="store_true",
+        help="sign the model's draft on the issue, unchanged, instead of --file",
+    )
+
+    approve = commands.add_parser(
+        "approve", help="show the answer awaiting review, then sign and post your approval"
+    )
+    _review_arguments(approve)
+    approve.add_argument("--note", help="a note to post with the approval")
+    reject = commands.add_parser(
+        "reject", help="show the answer awaiting review, then sign and post your rejection"
+    )
+    _review_arguments(reject)
+    reject.add_argument("--reason", required=True, help="why the answer must not be released")
+
+    audit = commands.add_parser(
+        "audit", help="re-verify answered tickets offline; exit 1 on any mismatch"
+    )
+    target = audit.add_mutually_exclusive_group(required=True)
+    target.add_argument("issue_url", nargs="?", help="one ticket's issue URL")
+    target.add_argument("--repo", help="OWNER/REPO: audit every issue labelled ticketproxy")
+    audit.add_argument("--keyring", type=Path, help="keyring file, with revoked keys kept")
+    audit.add_argument("--policy", type=Path, help="review policy file (default: the packaged one)")
+    audit.add_argument("--bot", help="login of the ticketproxy bot (default: each issue's author)")
+    audit.add_argument("--json", action="store_true", help="print one JSON object per ticket")
+    audit.add_argument("--token", help="a GitHub token (default: $GITHUB_TOKEN)")
+    audit.add_argument("--api-url", help="GitHub API URL (default: from the issue URL, or GitHub)")
+    return parser
+
+
+def _review_arguments(command: argparse.ArgumentParser) -> None:
+    """Add the arguments ``approve`` and ``reject`` share."""
+    command.add_argument("issue_url", help="the ticket's issue URL")
+    command.add_argument("--key", type=Path, required=True, help="your private key file")
+    command.add_argument("--token", help="your GitHub token (default: $GITHUB_TOKEN)")
+    command.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
+    command.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    command.add_argument("--policy", type=Path, help="review policy to show findings with")
+    command.add_argument(
+        "--step", type=_step, help="the step of the agent run to judge (default: the newest)"
+    )
+    command.add_argument(
+        "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
+    )
+
+
+def _step(value: str) -> int:
+    """Parse a step number of an agent run (an argparse ``type``)."""
+    if not re.fullmatch(r"[1-9][0-9]{0,5}", value):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a step number (1, 2, 3 …)")
+    return int(value)

@@ -1,0 +1,80 @@
+"""The factories ``create_app`` builds the desk's parts with: ticket store, GitHub client and
+coordinator, each a function of the settings.
+
+Tests, and a store other than SQLite, pass their own to ``create_app``; these are what
+production uses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Protocol
+
+from proxy.settings import Settings
+from ticketing.clock import Clock, Sleep
+from ticketing.coordination import Coordinator, LocalCoordinator
+from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
+from ticketing.github.throttle import WriteThrottle
+from ticketing.store.interface import TicketStore
+from ticketing.store.sqlite import SQLiteTicketStore
+
+StoreFactory = Callable[[Settings], TicketStore]
+CoordinatorFactory = Callable[[Settings], Coordinator]
+
+
+class GitHubFactory(Protocol):
+    """Build the GitHub client the desk talks through, on the app's clock and sleep."""
+
+    def __call__(self, settings: Settings, /, *, clock: Clock, sleep: Sleep) -> GitHubClient:
+        """Return a GitHub client for ``settings``."""
+        ...
+
+
+def open_store(settings: Settings) -> TicketStore:
+    """Open the SQLite ticket store in the data directory, creating the directory first."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return SQLiteTicketStore(settings.store_path)
+
+
+def build_github(settings: Settings, *, clock: Clock, sleep: Sleep) -> GitHubClient:
+    """Return the client for the settings' repository: a token or an App, writes paced."""
+    return GitHubClient(
+        api_url=settings.github_api_url or GITHUB_API_URL,
+        token=settings.github_token,
+        repo=settings.github_repo,
+        app=github_app(settings),
+        throttle=WriteThrottle(
+            per_minute=settings.writes_per_minute,
+            per_hour=settings.writes_per_hour,
+            sleep=sleep,
+        ),
+        sleep=sleep,
+        clock=clock,
+    )
+
+
+def github_app(settings: Settings) -> GitHubApp | None:
+    """Return the GitHub App installation the settings name, or None (token or sandbox)."""
+    if (
+        settings.github_app_id is None
+        or settings.github_app_private_key is None
+        or settings.github_app_installation_id is None
+    ):
+        return None
+    return GitHubApp(
+        app_id=settings.github_app_id,
+        installation_id=settings.github_app_installation_id,
+        private_key=settings.github_app_private_key,
+    )
+
+
+def build_coordinator(settings: Settings) -> Coordinator:
+    """Return how this process coordinates with other replicas: Redis, or alone."""
+    if settings.redis_url is None:
+        return LocalCoordinator()
+    # Imported here so that a single process never loads the Redis client.
+    from ticketing.redis_coordination import RedisCoordinator
+
+    # Replicas share the SQLite store in data_dir (one host, a shared volume); Redis holds
+    # only what they must agree on at once (see ticketing.redis_coordination).
+    return RedisCoordinator.from_url(settings.redis_url)

@@ -1,0 +1,1 @@
+"""Tests for proxy.cli, module by module."""
