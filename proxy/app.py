@@ -17,7 +17,8 @@ from auth.policy import ReviewPolicy
 from ticketing.coordination import Coordinator, LocalCoordinator
 from ticketing.desk import Desk, DeskSettings, KeyringSource, utc_now
 from ticketing.errors import GitHubError
-from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
+from ticketing.github.app_auth import GitHubApp
+from ticketing.github.client import GITHUB_API_URL, GitHubClient
 from ticketing.github.throttle import WriteThrottle
 from ticketing.store.sqlite import TicketStore
 

@@ -39,9 +39,9 @@ from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
 from ticketing.errors import GitHubError, TicketingError
-from ticketing.github.client import (
-    GITHUB_API_URL,
-    Comment,
+from ticketing.github.client import GITHUB_API_URL
+from ticketing.github.interface import Comment
+from ticketing.github.one_shot import (
     IssueHistory,
     fetch_issue_once,
     fetch_tickets_once,

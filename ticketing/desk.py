@@ -36,13 +36,10 @@ from auth.verify import Accepted, RejectReason, Verdict, VerifyLimits, verify_co
 from ticketing.answers import Refusal, Release, prepare_release
 from ticketing.coordination import Coordinator, LocalCoordinator, Subscription
 from ticketing.errors import DeskStopped, GitHubUnavailable, TicketingError
-from ticketing.github.client import (
-    Comment,
-    GitHubClient,
-    format_github_time,
-    parse_github_time,
-    poll_delay,
-)
+from ticketing.github.client import GitHubClient
+from ticketing.github.interface import Comment
+from ticketing.github.poll_budget import poll_delay
+from ticketing.github.times import format_github_time, parse_github_time
 from ticketing.github.webhooks import CommentEvent
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.references import ticket_reference

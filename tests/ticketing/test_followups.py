@@ -22,7 +22,8 @@ from embedded_github.store import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.sandbox_fixtures import ManualClock
-from ticketing.github.client import GitHubClient, poll_delay
+from ticketing.github.client import GitHubClient
+from ticketing.github.poll_budget import poll_delay
 from ticketing.github.write_queue import Guard, WriteQueue
 from ticketing.store.sqlite import TicketState, TicketStore
 

@@ -26,7 +26,7 @@ from ticketing.errors import (
     TicketingError,
     WebhookError,
 )
-from ticketing.github.client import Comment
+from ticketing.github.interface import Comment
 from ticketing.github.webhooks import (
     CommentEvent,
     parse_comment_event,

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ticketing.errors import BadPayload, BadSignature, MissingSignature
-from ticketing.github.client import Comment, parse_github_time
+from ticketing.github.interface import Comment
+from ticketing.github.times import parse_github_time
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 EVENT_HEADER = "X-GitHub-Event"
