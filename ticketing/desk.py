@@ -41,7 +41,8 @@ from ticketing.github.interface import Comment
 from ticketing.github.poll_budget import poll_delay
 from ticketing.github.times import format_github_time, parse_github_time
 from ticketing.github.webhooks import CommentEvent
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.references import ticket_reference
 from ticketing.render.drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
 from ticketing.render.redact import describe_redactions, redact_request

@@ -24,7 +24,8 @@ from proxy.settings import Settings
 from tests.sandbox_fixtures import ManualClock
 from ticketing.github.client import GitHubClient
 from ticketing.github.poll_budget import poll_delay
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.store.sqlite import TicketState, TicketStore
 
 REPO = "acme/agents"
