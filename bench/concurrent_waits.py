@@ -50,7 +50,7 @@ from bench.sandboxes import BenchGitHub, requests_by_route, start_bench_github
 from proxy.middleware import ANONYMOUS
 from proxy.wire.requests import parse_chat_request
 from ticketing.desk import LABEL, LABEL_AWAITING, DeskSettings
-from ticketing.github.client import format_github_time
+from ticketing.github.times import format_github_time
 from ticketing.store.model import PollCursor
 from ticketing.store.sqlite import SQLiteTicketStore
 

@@ -40,7 +40,8 @@ from auth.sign import sign_comment
 from embedded_github import RunningSandbox, Sandbox, SandboxConfig, SandboxUser, start_sandbox
 from embedded_github.state import author_of
 from ticketing.desk import LABEL, LABEL_AWAITING, Desk, DeskSettings
-from ticketing.github.client import GitHubClient, format_github_time
+from ticketing.github.client import GitHubClient
+from ticketing.github.times import format_github_time
 from ticketing.render.ticket import request_marker
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import PollCursor

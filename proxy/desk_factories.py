@@ -13,7 +13,8 @@ from typing import Protocol
 from proxy.settings import Settings
 from ticketing.clock import Clock, Sleep
 from ticketing.coordination import Coordinator, LocalCoordinator
-from ticketing.github.client import GITHUB_API_URL, GitHubApp, GitHubClient
+from ticketing.github.app_auth import GitHubApp
+from ticketing.github.client import GITHUB_API_URL, GitHubClient
 from ticketing.github.throttle import WriteThrottle
 from ticketing.store.interface import TicketStore
 from ticketing.store.sqlite import SQLiteTicketStore

@@ -26,14 +26,12 @@ from typing import Any
 from aiohttp import web
 
 from ticketing.clock import utc_now
+from ticketing.errors import BadPayload, BadSignature, MissingSignature
 from ticketing.github.webhooks import (
     COMMENT_EVENT,
     DELIVERY_HEADER,
     EVENT_HEADER,
     SIGNATURE_HEADER,
-    BadPayload,
-    BadSignature,
-    MissingSignature,
     parse_comment_event,
     validate_signature,
 )

@@ -32,7 +32,7 @@ from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Role
 from auth.sign import sign_comment
 from embedded_github import SandboxConfig, SandboxUser, save_sandbox_config
-from ticketing.github.client import post_comment_once
+from ticketing.github.one_shot import post_comment_once
 
 TICKETPROXY = Path(sys.executable).with_name("ticketproxy")
 REPO = "acme/agents"

@@ -6,7 +6,12 @@
     ├── GitHubError            GitHub refused, and waiting will not help (status)
     │   └── GitHubUnavailable  rate-limited, failing or unreachable (retry_after)
     ├── StoreError             the durable store cannot be opened or is from a newer version
-    └── TicketNotFound         a ticket named by a user (CLI, URL) does not exist
+    ├── TicketNotFound         a ticket named by a user (CLI, URL) does not exist
+    ├── DeskStopped            the desk is stopping; a waiting client retries and re-attaches
+    └── WebhookError           a webhook delivery cannot be trusted or read
+        ├── MissingSignature   no ``X-Hub-Signature-256`` header
+        ├── BadSignature       the header does not match the body's HMAC-SHA256
+        └── BadPayload         signed, but not the ``issue_comment`` payload GitHub documents
 
 The proxy turns ``GitHubUnavailable`` into a 429 with ``retry-after``: clients retry that,
 whereas AutoGPT stops the agent on a 500 or 503.
@@ -48,3 +53,19 @@ class DeskStopped(TicketingError):
 
     def __init__(self) -> None:
         super().__init__("ticketproxy is stopping; retry to re-attach to the ticket")
+
+
+class WebhookError(TicketingError):
+    """A webhook delivery cannot be trusted or read."""
+
+
+class MissingSignature(WebhookError):
+    """The delivery carries no ``X-Hub-Signature-256`` header."""
+
+
+class BadSignature(WebhookError):
+    """The delivery's signature does not match its body and the configured secret."""
+
+
+class BadPayload(WebhookError):
+    """The delivery is signed but is not a payload GitHub documents."""

@@ -20,12 +20,8 @@ from proxy.errors import ProxyError
 from proxy.settings import Settings
 from ticketing.audit.issue import audit_steps
 from ticketing.audit.results import TicketAudit
-from ticketing.github.client import (
-    GITHUB_API_URL,
-    IssueHistory,
-    fetch_issue_once,
-    fetch_tickets_once,
-)
+from ticketing.github.client import GITHUB_API_URL
+from ticketing.github.one_shot import IssueHistory, fetch_issue_once, fetch_tickets_once
 
 _REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 

@@ -18,7 +18,7 @@ from auth.sign import sign_comment
 from proxy.cli.github_access import editor_errors, editor_issue
 from proxy.cli.rules import draft_to_sign, step_to_answer
 from proxy.errors import ProxyError
-from ticketing.github.client import IssueHistory, fetch_issue_once, post_comment_once
+from ticketing.github.one_shot import IssueHistory, fetch_issue_once, post_comment_once
 from ticketing.references import ticket_reference
 
 

@@ -12,7 +12,8 @@ from proxy.cli.rules import parse_issue_url
 from proxy.errors import ProxyError
 from ticketing.audit.comments import AuditComment
 from ticketing.errors import GitHubError
-from ticketing.github.client import Comment, IssueHistory
+from ticketing.github.interface import Comment
+from ticketing.github.one_shot import IssueHistory
 
 
 def editor_issue(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str, int, str]:

@@ -23,7 +23,7 @@ from proxy.cli.terminal import shown
 from proxy.errors import ProxyError
 from ticketing.audit.pending import PendingAnswer, pending_answer
 from ticketing.commands import commands_in
-from ticketing.github.client import fetch_issue_once, post_comment_once
+from ticketing.github.one_shot import fetch_issue_once, post_comment_once
 
 
 def review(args: argparse.Namespace, env: Mapping[str, str], act: Act) -> int:

@@ -15,7 +15,9 @@ from auth.logins import same_login
 from proxy.errors import ProxyError
 from ticketing.audit.comments import AuditComment, bot_records
 from ticketing.audit.pending import PendingAnswer
-from ticketing.github.client import GITHUB_API_URL, Comment, IssueHistory
+from ticketing.github.client import GITHUB_API_URL
+from ticketing.github.interface import Comment
+from ticketing.github.one_shot import IssueHistory
 from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render.drafts import DRAFT_REPLY_KIND, Draft, parse_draft_comment
 from ticketing.render.replies import NEEDS_REVIEW, REPLY_MARKER_PREFIX

@@ -20,7 +20,7 @@ from auth.sign import sign_comment
 from auth.verify import Accepted, Rejected, RejectReason, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
-from ticketing.github.client import fetch_issue_once, fetch_tickets_once
+from ticketing.github.one_shot import fetch_issue_once, fetch_tickets_once
 from ticketing.render.markers import render_record_line
 
 REPO = "acme/agents"

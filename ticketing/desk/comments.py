@@ -21,7 +21,7 @@ from auth.review_decision import decide as decide_review
 from auth.verify import Accepted, Verdict, verify_comment
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
-from ticketing.github.client import Comment
+from ticketing.github.interface import Comment
 from ticketing.github.write_queue import WriteQueue
 from ticketing.release import Release, prepare_release
 from ticketing.render.replies import (

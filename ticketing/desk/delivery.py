@@ -6,7 +6,8 @@ import logging
 from dataclasses import replace
 
 from ticketing.clock import Clock
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.render.replies import render_delivered_notice
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import TicketState

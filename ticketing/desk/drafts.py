@@ -11,7 +11,8 @@ import logging
 from datetime import timedelta
 
 from ticketing.clock import Clock
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.render.drafts import MAX_DRAFT_COMMENT, draft_digest, render_draft_comment
 from ticketing.store.interface import DraftStore
 from ticketing.store.model import DraftState, Ticket, TicketState

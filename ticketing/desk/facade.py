@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from auth.keyring import Keyring
 from ticketing.clock import Clock, utc_now
 from ticketing.coordination import Coordinator, LocalCoordinator
-from ticketing.github.client import GitHubClient
+from ticketing.github.interface import GitHubIssues
 from ticketing.github.webhooks import CommentEvent
 from ticketing.github.write_queue import WriteQueue
 from ticketing.render.ticket import RenderedTicket
@@ -63,7 +63,7 @@ class Desk:
         self,
         *,
         store: TicketStore,
-        github: GitHubClient,
+        github: GitHubIssues,
         keyring: Callable[[], Keyring],
         settings: DeskSettings,
         bot_login: str | None = None,

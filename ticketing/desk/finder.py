@@ -20,13 +20,9 @@ from datetime import datetime, timedelta
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
 from ticketing.errors import GitHubUnavailable, TicketingError
-from ticketing.github.client import (
-    Comment,
-    GitHubClient,
-    format_github_time,
-    parse_github_time,
-    poll_delay,
-)
+from ticketing.github.interface import Comment, GitHubIssues
+from ticketing.github.poll_budget import poll_delay
+from ticketing.github.times import format_github_time, parse_github_time
 from ticketing.github.webhooks import CommentEvent
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import PollCursor
@@ -59,7 +55,7 @@ class AnswerFinder:
         self,
         *,
         store: TicketStore,
-        github: GitHubClient,
+        github: GitHubIssues,
         coordinator: Coordinator,
         consider: Callable[[Comment], Awaitable[None]],
         expire_overdue: Callable[[], None],

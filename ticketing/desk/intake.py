@@ -15,8 +15,10 @@ from datetime import datetime
 
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
-from ticketing.github.client import GitHubClient, format_github_time
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.interface import GitHubIssues
+from ticketing.github.times import format_github_time
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.render.ticket import request_marker
 from ticketing.request import ChatRequest
 from ticketing.store.interface import TicketStore
@@ -40,7 +42,7 @@ class Intake:
         self,
         *,
         store: TicketStore,
-        github: GitHubClient,
+        github: GitHubIssues,
         followups: WriteQueue,
         coordinator: Coordinator,
         runs: Runs,

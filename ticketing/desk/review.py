@@ -17,8 +17,9 @@ from auth.review_tally import Judgement, ReviewTally, tally_review
 from auth.roles import Act, Role
 from auth.verify import Accepted
 from ticketing.clock import Clock
-from ticketing.github.client import Comment
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.interface import Comment
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.release import Release
 from ticketing.render.replies import render_needs_review_notice, render_review_rejected_notice
 from ticketing.store.interface import TicketStore

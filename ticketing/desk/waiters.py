@@ -14,7 +14,8 @@ import logging
 
 from ticketing.clock import Clock
 from ticketing.errors import DeskStopped
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.render.replies import render_expired_notice
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket, TicketState

@@ -14,9 +14,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ticketing.clock import Sleep
 from ticketing.errors import GitHubUnavailable
 
 # Keep a little clear of the window edge: GitHub's own clock and ours differ slightly.
@@ -55,7 +56,7 @@ class WriteThrottle:
     # Inside the 600 s read timeout of openai clients and AutoGPT, which wait for the 200.
     max_wait: float = 90.0
     clock: Callable[[], float] = time.monotonic
-    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    sleep: Sleep = asyncio.sleep
     _windows: tuple[SlidingWindow, ...] = field(init=False)
 
     def __post_init__(self) -> None:

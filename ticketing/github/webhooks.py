@@ -1,12 +1,7 @@
 """GitHub webhooks, sans I/O: check a delivery's signature and read an ``issue_comment`` event.
 
-::
-
-    TicketingError
-    └── WebhookError           a delivery cannot be trusted or read
-        ├── MissingSignature   no ``X-Hub-Signature-256`` header
-        ├── BadSignature       the header does not match the body's HMAC-SHA256
-        └── BadPayload         signed, but not the ``issue_comment`` payload GitHub documents
+A delivery that cannot be trusted or read raises a ``WebhookError`` (``MissingSignature``,
+``BadSignature``, ``BadPayload``), drawn with the rest of the tree in :mod:`ticketing.errors`.
 
 GitHub signs the raw body with the webhook's secret (HMAC-SHA256, hex) and sends it as
 ``X-Hub-Signature-256: sha256=<hex>``:
@@ -23,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ticketing.errors import TicketingError
-from ticketing.github.client import Comment, parse_github_time
+from ticketing.errors import BadPayload, BadSignature, MissingSignature
+from ticketing.github.interface import Comment
+from ticketing.github.times import parse_github_time
 
 SIGNATURE_HEADER = "X-Hub-Signature-256"
 EVENT_HEADER = "X-GitHub-Event"
@@ -35,22 +31,6 @@ CommentAction = Literal["created", "edited", "deleted"]
 _ACTIONS: tuple[CommentAction, ...] = ("created", "edited", "deleted")
 # GitHub shows a deleted account as "ghost" (id 10137); its old comments keep no user.
 _GHOST = ("ghost", 10137)
-
-
-class WebhookError(TicketingError):
-    """A webhook delivery cannot be trusted or read."""
-
-
-class MissingSignature(WebhookError):
-    """The delivery carries no ``X-Hub-Signature-256`` header."""
-
-
-class BadSignature(WebhookError):
-    """The delivery's signature does not match its body and the configured secret."""
-
-
-class BadPayload(WebhookError):
-    """The delivery is signed but is not a payload GitHub documents."""
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,10 @@
 
 Every write is a row in the store's ``write_queue`` table *before* anything is sent, so a
 crash (even ``kill -9``) loses none of them: the next start resumes whatever is left. One
-background worker sends due writes oldest first through :class:`GitHubClient`, which paces
-content creation with its WriteThrottle and retries briefly on its own.
+background worker sends due writes oldest first through the GitHub adapter, which paces
+content creation with its WriteThrottle and retries briefly on its own; the queue needs only
+its :class:`~ticketing.github.interface.GitHubWrites` calls. What each kind of write does,
+and how it is stored, is in :mod:`ticketing.github.write_kinds`.
 
 A write goes through these steps:
 
@@ -20,10 +22,11 @@ A write goes through these steps:
    rate limit), the write is abandoned: the reason is recorded in its row and logged.
 
 A write that follows a change of ticket state (labelled answered, closed once delivered,
-the expiry notice) is queued *before* that change is committed, with a :class:`Guard`:
-it is sent only if the ticket is then in the expected state. A crash between the two
-commits therefore neither loses the write nor sends it for a change that never happened,
-and the caller cancels it at once when the change does not take place.
+the expiry notice) is queued *before* that change is committed, with a
+:class:`~ticketing.github.write_kinds.Guard`: it is sent only if the ticket is then in the
+expected state. A crash between the two commits therefore neither loses the write nor sends
+it for a change that never happened, and the caller cancels it at once when the change does
+not take place.
 """
 
 from __future__ import annotations
@@ -32,59 +35,30 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 
+from ticketing.clock import Clock, utc_now
 from ticketing.errors import GitHubError, GitHubUnavailable
-from ticketing.github.client import GitHubClient
+from ticketing.github.interface import GitHubWrites
+from ticketing.github.write_kinds import (
+    Guard,
+    Unsendable,
+    WriteKind,
+    describe_write,
+    encode_write,
+    guard_failure,
+    perform_write,
+)
 from ticketing.store.interface import TicketStore
-from ticketing.store.model import QueuedWrite, ReplyClaim, TicketState
+from ticketing.store.model import QueuedWrite, ReplyClaim
 
 log = logging.getLogger(__name__)
 
 # With writes waiting but none due, look again at least this often (seconds of real time):
 # the clock is injected, and a test may move it past a back-off while the worker sleeps.
 _RECHECK = 1.0
-
-
-class WriteKind(StrEnum):
-    """What a queued write does on GitHub."""
-
-    COMMENT = "comment"
-    SET_LABELS = "set_labels"
-    CLOSE = "close"
-    LOCK = "lock"
-    REACT = "react"
-    REOPEN = "reopen"
-
-
-@dataclass(frozen=True)
-class Guard:
-    """Send a write only if, when its turn comes, its ticket is in one of ``states``."""
-
-    ticket_id: int
-    states: frozenset[TicketState]
-    # Also require that no later step of the agent run has been opened since: an issue's
-    # labels and open/closed state belong to its newest step.
-    newest_step: bool = False
-
-    @classmethod
-    def ticket_in(
-        cls, ticket_id: int, states: Collection[TicketState], *, newest_step: bool = False
-    ) -> Guard:
-        """Return a guard on ticket ``ticket_id`` being in one of ``states``."""
-        return cls(ticket_id=ticket_id, states=frozenset(states), newest_step=newest_step)
-
-
-class _Unsendable(Exception):
-    """A queued row this version cannot send (unknown kind, malformed payload)."""
-
-
-def _utc_now() -> datetime:
-    return datetime.now(UTC)
 
 
 class WriteQueue:
@@ -94,8 +68,8 @@ class WriteQueue:
         self,
         *,
         store: TicketStore,
-        github: GitHubClient,
-        clock: Callable[[], datetime] = _utc_now,
+        github: GitHubWrites,
+        clock: Clock = utc_now,
         max_attempts: int = 12,
         first_backoff: float = 2.0,
         max_backoff: float = 900.0,
@@ -225,8 +199,8 @@ class WriteQueue:
         writes: list[tuple[str, int, str]] = []
         if reaction is not None:
             react = {"comment_id": claim.comment_id, "content": reaction}
-            writes.append((WriteKind.REACT, number, self._payload(react, request_id, None)))
-        writes.append((WriteKind.COMMENT, number, self._payload({"body": body}, request_id, None)))
+            writes.append((WriteKind.REACT, number, encode_write(react, request_id, None)))
+        writes.append((WriteKind.COMMENT, number, encode_write({"body": body}, request_id, None)))
         if self._store.enqueue_writes(writes, now=self._clock(), claim=claim) is None:
             return False
         self._idle.clear()
@@ -249,29 +223,12 @@ class WriteQueue:
         write_id = self._store.enqueue_write(
             kind,
             issue_number=number,
-            payload=self._payload(payload, request_id, only_if),
+            payload=encode_write(payload, request_id, only_if),
             now=self._clock(),
         )
         self._idle.clear()
         self._wake.set()
         return write_id
-
-    @staticmethod
-    def _payload(data: dict[str, Any], request_id: str | None, only_if: Guard | None) -> str:
-        """Serialise a write's data with the request it is about and its guard."""
-        if request_id is not None:
-            # Only for log lines: a write about a request names it.
-            data = {**data, "request_id": request_id}
-        if only_if is not None:
-            data = {
-                **data,
-                "only_if": {
-                    "ticket_id": only_if.ticket_id,
-                    "states": sorted(only_if.states),
-                    "newest_step": only_if.newest_step,
-                },
-            }
-        return json.dumps(data, ensure_ascii=False, sort_keys=True)
 
     # --- sending ---------------------------------------------------------------------------
 
@@ -295,10 +252,10 @@ class WriteQueue:
                     return tried
 
     async def _send(self, write: QueuedWrite) -> None:
-        what = _describe(write)
+        what = describe_write(write)
         try:
             data = json.loads(write.payload)
-            skip = self._guard_fails(data.get("only_if"))
+            skip = guard_failure(self._store, data.get("only_if"))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             self._abandon(write, what, f"malformed queued write: {type(exc).__name__}: {exc}")
             return
@@ -319,7 +276,7 @@ class WriteQueue:
         ):
             return  # another replica claimed this write first
         try:
-            await self._perform(write, data, might_have_sent=write.attempts > 0)
+            await perform_write(self._github, write, data, might_have_sent=write.attempts > 0)
         except GitHubUnavailable as exc:
             if attempt >= self._max_attempts:
                 self._abandon(write, what, f"gave up after {attempt} attempts: {exc}")
@@ -329,50 +286,11 @@ class WriteQueue:
             log.warning("%s deferred %.0fs (attempt %d): %s", what, wait, attempt, exc)
         except GitHubError as exc:
             self._abandon(write, what, str(exc))
-        except _Unsendable as exc:
+        except Unsendable as exc:
             self._abandon(write, what, str(exc))
         else:
             self._store.finish_write(write.id, now=self._clock())
             log.debug("%s sent", what)
-
-    def _guard_fails(self, guard: Any) -> str | None:
-        """Return why a guarded write must not be sent, or None to send it."""
-        if guard is None:
-            return None
-        ticket_id = int(guard["ticket_id"])
-        ticket = self._store.get_ticket(ticket_id)
-        if ticket is None:
-            return f"ticket {ticket_id} does not exist"
-        if ticket.state.value not in guard["states"]:
-            return f"ticket {ticket_id} is {ticket.state.value}, not {'/'.join(guard['states'])}"
-        if guard.get("newest_step") and ticket.thread_id is not None:
-            newest = self._store.newest_in_thread(ticket.thread_id)
-            if newest is not None and newest.id != ticket.id:
-                return f"ticket {ticket_id} is step {ticket.step}; step {newest.step} came since"
-        return None
-
-    async def _perform(
-        self, write: QueuedWrite, data: dict[str, Any], *, might_have_sent: bool
-    ) -> None:
-        try:
-            number = write.issue_number
-            if write.kind == WriteKind.COMMENT:
-                body = str(data["body"])
-                await self._github.post_comment(number, body, might_have_sent=might_have_sent)
-            elif write.kind == WriteKind.SET_LABELS:
-                await self._github.set_labels(number, [str(label) for label in data["labels"]])
-            elif write.kind == WriteKind.CLOSE:
-                await self._github.close_issue(number)
-            elif write.kind == WriteKind.LOCK:
-                await self._github.lock_issue(number)
-            elif write.kind == WriteKind.REACT:
-                await self._github.react(int(data["comment_id"]), str(data["content"]))
-            elif write.kind == WriteKind.REOPEN:
-                await self._github.reopen_issue(number)
-            else:
-                raise _Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _Unsendable(f"malformed queued write: {type(exc).__name__}: {exc}") from exc
 
     def _abandon(self, write: QueuedWrite, what: str, reason: str) -> None:
         self._store.finish_write(write.id, now=self._clock(), failure=reason)
@@ -403,12 +321,3 @@ class WriteQueue:
         if self._resume_at is not None:
             due = max(due, self._resume_at)
         return min(max((due - self._clock()).total_seconds(), 0.0), _RECHECK)
-
-
-def _describe(write: QueuedWrite) -> str:
-    try:
-        request_id = json.loads(write.payload).get("request_id")
-    except (ValueError, AttributeError):
-        request_id = None
-    prefix = f"request_id={request_id} " if request_id else ""
-    return f"{prefix}GitHub write {write.id} ({write.kind} on issue #{write.issue_number})"

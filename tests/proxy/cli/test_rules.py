@@ -17,7 +17,8 @@ from proxy.cli.rules import (
 from proxy.errors import ProxyError
 from ticketing.audit.comments import AuditComment
 from ticketing.audit.pending import PendingAnswer
-from ticketing.github.client import Comment, IssueHistory
+from ticketing.github.interface import Comment
+from ticketing.github.one_shot import IssueHistory
 from ticketing.render.drafts import draft_digest, render_draft_comment
 from ticketing.render.markers import render_record_line, step_marker
 from ticketing.render.replies import NEEDS_REVIEW, REPLY_MARKER_PREFIX

@@ -12,7 +12,9 @@ from embedded_github import RunningSandbox, SandboxConfig
 from embedded_github.state import author_of
 from embedded_github.store_rows import CommentRow
 from ticketing.errors import GitHubError, GitHubUnavailable
-from ticketing.github.client import Comment, GitHubClient, IssueRef, classify_github_failure
+from ticketing.github.client import GitHubClient
+from ticketing.github.failures import classify_github_failure
+from ticketing.github.interface import Comment, IssueRef
 from ticketing.render.ticket import request_marker
 
 REPO = "acme/agents"

@@ -22,8 +22,10 @@ from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.helpers.embedded_github_fixtures import ManualClock
-from ticketing.github.client import GitHubClient, poll_delay
-from ticketing.github.write_queue import Guard, WriteQueue
+from ticketing.github.client import GitHubClient
+from ticketing.github.poll_budget import poll_delay
+from ticketing.github.write_kinds import Guard
+from ticketing.github.write_queue import WriteQueue
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import TicketState
 from ticketing.store.sqlite import SQLiteTicketStore

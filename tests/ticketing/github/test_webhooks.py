@@ -19,14 +19,16 @@ from embedded_github import RunningSandbox, SandboxConfig
 from tests.helpers.embedded_github_clients import auth, user
 from tests.helpers.github_openapi.validate import assert_matches_schema
 from tests.helpers.stack import REPO, Clock, Stack, start_stack, stop_stack
-from ticketing.errors import TicketingError
-from ticketing.github.client import Comment
-from ticketing.github.webhooks import (
+from ticketing.errors import (
     BadPayload,
     BadSignature,
-    CommentEvent,
     MissingSignature,
+    TicketingError,
     WebhookError,
+)
+from ticketing.github.interface import Comment
+from ticketing.github.webhooks import (
+    CommentEvent,
     parse_comment_event,
     sign_payload,
     validate_signature,

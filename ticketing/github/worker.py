@@ -1,0 +1,179 @@
+"""PyGithub on one dedicated worker thread: connecting, retrying and counting every call.
+
+PyGithub is synchronous and not thread-safe, so every call runs on one worker thread and
+the event loop awaits it. PyGithub's own retry is switched off: it would re-send a POST
+after a 5xx and open a second issue. Instead calls are retried here with tenacity,
+honouring ``retry-after`` and ``x-ratelimit-reset``; a caller repeating a write whose
+outcome is unknown passes ``before_retry`` to look for the write first.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from github import Auth, Github, GithubException
+from github.Requester import Requester
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
+from ticketing.clock import Clock, Sleep
+from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.github.app_auth import GitHubApp, app_installation_auth
+from ticketing.github.failures import DEFAULT_BACKOFF, classify_github_failure
+from ticketing.github.interface import CommentPage
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class GitHubWorker:
+    """One repository's PyGithub client, used only from one thread, with retries on top."""
+
+    def __init__(
+        self,
+        *,
+        api_url: str,
+        token: str | None,
+        repo: str,
+        app: GitHubApp | None,
+        timeout: int,
+        attempts: int,
+        max_retry_wait: float,
+        sleep: Sleep,
+        clock: Clock,
+    ) -> None:
+        self._api_url = api_url
+        self._repo_name = repo
+        self._app = app
+        self._token = token
+        self._timeout = timeout
+        self._clock = clock
+        self._attempts = attempts
+        self._max_retry_wait = max_retry_wait
+        self._sleep = sleep
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="github")
+        self._github, self._repo = self._connect()
+        self.requests_made = 0
+        # Read by the proxy's metrics and readiness check: calls by (operation, outcome),
+        # and the failure of the last call (None once a call succeeds).
+        self.calls: Counter[tuple[str, str]] = Counter()
+        self.last_failure: GitHubError | None = None
+
+    def _connect(self) -> tuple[Github, Any]:
+        """Build PyGithub's client; with an App, a new one also means a new installation token."""
+        auth: Auth.Auth | None
+        if self._app is not None:
+            auth = app_installation_auth(self._app, clock=self._clock)
+        else:
+            auth = Auth.Token(self._token) if self._token else None
+        client = Github(
+            base_url=self._api_url,
+            auth=auth,
+            timeout=self._timeout,
+            retry=None,
+            # ticketproxy paces writes itself (WriteThrottle); PyGithub's pauses would
+            # block the single worker thread.
+            seconds_between_requests=None,
+            seconds_between_writes=None,
+            # GitHub's largest page: a marker lookup over 100 issues is one request, not four.
+            per_page=100,
+            lazy=True,
+        )
+        return client, client.get_repo(self._repo_name)
+
+    def _reconnect(self) -> None:
+        # Runs on the worker thread, like every other use of the PyGithub client.
+        stale = self._github
+        self._github, self._repo = self._connect()
+        stale.close()
+
+    @property
+    def repo(self) -> Any:
+        """Return PyGithub's repository object; use it only inside calls run here."""
+        return self._repo
+
+    @property
+    def requester(self) -> Requester:
+        """Return PyGithub's requester; use it only inside calls run here."""
+        return self._github.requester
+
+    async def close(self) -> None:
+        """Stop the worker thread and close PyGithub's connection."""
+        await self._run(self._github.close)
+        self._executor.shutdown(wait=True)
+
+    async def _run(self, fn: Callable[[], T]) -> T:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, fn)
+
+    async def call(self, fn: Callable[[], T], *, what: str) -> T:
+        """Run one GitHub call on the worker thread, mapping failures to GitHubError."""
+        try:
+            self.requests_made += 1
+            try:
+                result = await self._run(fn)
+            except GithubException as exc:
+                if self._app is None or exc.status != 401:
+                    raise
+                # GitHub refused the installation token before PyGithub thought it expired
+                # (clock drift, or a revoked token): buy a new one and try once more.
+                log.info("github %s: installation token refused, fetching a new one", what)
+                await self._run(self._reconnect)
+                self.requests_made += 1
+                result = await self._run(fn)
+        except Exception as exc:
+            error = classify_github_failure(exc, app=self._app is not None)
+            log.warning("github %s failed: %s", what, error)
+            self.last_failure = error
+            unknown = "unreachable" if isinstance(error, GitHubUnavailable) else "error"
+            self.calls[what, str(error.status or unknown)] += 1
+            raise error from exc
+        self.last_failure = None
+        outcome = "304" if isinstance(result, CommentPage) and result.not_modified else "2xx"
+        self.calls[what, outcome] += 1
+        return result
+
+    async def retrying(
+        self,
+        fn: Callable[[], T],
+        *,
+        what: str,
+        before_retry: Callable[[], Awaitable[T | None]] | None = None,
+    ) -> T:
+        """Run ``fn`` with retries on GitHubUnavailable that honour GitHub's wait hints.
+
+        ``before_retry`` is asked before each repeat whether the previous attempt in fact
+        succeeded (a write whose response was lost); a non-None result ends the retries.
+        """
+
+        def wait(retry_state: Any) -> float:
+            exc = retry_state.outcome.exception()
+            hint = exc.retry_after if isinstance(exc, GitHubUnavailable) else DEFAULT_BACKOFF
+            return float(min(hint, self._max_retry_wait))
+
+        def worth_retrying(exc: BaseException) -> bool:
+            # A wait longer than we are willing to block the caller for is passed up,
+            # so the client can be told 429 with retry-after instead.
+            return isinstance(exc, GitHubUnavailable) and exc.retry_after <= self._max_retry_wait
+
+        attempt_no = 0
+        async for attempt in AsyncRetrying(
+            stop=stop_after_attempt(self._attempts),
+            wait=wait,
+            retry=retry_if_exception(worth_retrying),
+            sleep=self._sleep,
+            reraise=True,
+        ):
+            with attempt:
+                attempt_no += 1
+                if attempt_no > 1 and before_retry is not None:
+                    found = await before_retry()
+                    if found is not None:
+                        return found
+                return await self.call(fn, what=what)
+        raise AssertionError("unreachable")  # pragma: no cover

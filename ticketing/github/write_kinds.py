@@ -1,0 +1,121 @@
+"""The GitHub writes the queue holds: their kinds and guards, and how each is stored and sent.
+
+A queued write is a row whose ``payload`` is JSON: the write's own data, the request it is
+about (for log lines) and, for a write that follows a change of ticket state, its
+:class:`Guard`. The queue's worker reads it back with :func:`guard_failure` and
+:func:`perform_write`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from ticketing.github.interface import GitHubWrites
+from ticketing.store.interface import TicketStore
+from ticketing.store.model import QueuedWrite, TicketState
+
+
+class WriteKind(StrEnum):
+    """What a queued write does on GitHub."""
+
+    COMMENT = "comment"
+    SET_LABELS = "set_labels"
+    CLOSE = "close"
+    LOCK = "lock"
+    REACT = "react"
+    REOPEN = "reopen"
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Send a write only if, when its turn comes, its ticket is in one of ``states``."""
+
+    ticket_id: int
+    states: frozenset[TicketState]
+    # Also require that no later step of the agent run has been opened since: an issue's
+    # labels and open/closed state belong to its newest step.
+    newest_step: bool = False
+
+    @classmethod
+    def ticket_in(
+        cls, ticket_id: int, states: Collection[TicketState], *, newest_step: bool = False
+    ) -> Guard:
+        """Return a guard on ticket ``ticket_id`` being in one of ``states``."""
+        return cls(ticket_id=ticket_id, states=frozenset(states), newest_step=newest_step)
+
+
+class Unsendable(Exception):
+    """A queued row this version cannot send (unknown kind, malformed payload)."""
+
+
+def encode_write(data: dict[str, Any], request_id: str | None, only_if: Guard | None) -> str:
+    """Serialise a write's data with the request it is about and its guard."""
+    if request_id is not None:
+        # Only for log lines: a write about a request names it.
+        data = {**data, "request_id": request_id}
+    if only_if is not None:
+        data = {
+            **data,
+            "only_if": {
+                "ticket_id": only_if.ticket_id,
+                "states": sorted(only_if.states),
+                "newest_step": only_if.newest_step,
+            },
+        }
+    return json.dumps(data, ensure_ascii=False, sort_keys=True)
+
+
+def describe_write(write: QueuedWrite) -> str:
+    """Name a queued write for log lines, with the request it is about."""
+    try:
+        request_id = json.loads(write.payload).get("request_id")
+    except (ValueError, AttributeError):
+        request_id = None
+    prefix = f"request_id={request_id} " if request_id else ""
+    return f"{prefix}GitHub write {write.id} ({write.kind} on issue #{write.issue_number})"
+
+
+def guard_failure(store: TicketStore, guard: Any) -> str | None:
+    """Return why a write with this stored guard must not be sent, or None to send it."""
+    if guard is None:
+        return None
+    ticket_id = int(guard["ticket_id"])
+    ticket = store.get_ticket(ticket_id)
+    if ticket is None:
+        return f"ticket {ticket_id} does not exist"
+    if ticket.state.value not in guard["states"]:
+        return f"ticket {ticket_id} is {ticket.state.value}, not {'/'.join(guard['states'])}"
+    if guard.get("newest_step") and ticket.thread_id is not None:
+        newest = store.newest_in_thread(ticket.thread_id)
+        if newest is not None and newest.id != ticket.id:
+            return f"ticket {ticket_id} is step {ticket.step}; step {newest.step} came since"
+    return None
+
+
+async def perform_write(
+    github: GitHubWrites, write: QueuedWrite, data: dict[str, Any], *, might_have_sent: bool
+) -> None:
+    """Send one queued write to GitHub; raise Unsendable if this version cannot."""
+    try:
+        number = write.issue_number
+        if write.kind == WriteKind.COMMENT:
+            body = str(data["body"])
+            await github.post_comment(number, body, might_have_sent=might_have_sent)
+        elif write.kind == WriteKind.SET_LABELS:
+            await github.set_labels(number, [str(label) for label in data["labels"]])
+        elif write.kind == WriteKind.CLOSE:
+            await github.close_issue(number)
+        elif write.kind == WriteKind.LOCK:
+            await github.lock_issue(number)
+        elif write.kind == WriteKind.REACT:
+            await github.react(int(data["comment_id"]), str(data["content"]))
+        elif write.kind == WriteKind.REOPEN:
+            await github.reopen_issue(number)
+        else:
+            raise Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise Unsendable(f"malformed queued write: {type(exc).__name__}: {exc}") from exc
