@@ -7,6 +7,7 @@ Imports are read with ``ast`` from every module, those inside functions included
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,3 +127,113 @@ def test_import_reader_leaves_out_imports_only_for_type_checking() -> None:
     """An import under ``if TYPE_CHECKING:`` never runs, so it does not count."""
     source = "import typing\nif typing.TYPE_CHECKING:\n    from proxy.app import create_app\n"
     assert [each.module for each in read_imports(source, "ticketing.desk")] == ["typing"]
+
+
+# --- the packages' own layout ----------------------------------------------------------------
+
+PACKAGES = ("proxy", "ticketing", "auth", "embedded_github")
+MODULE_LIMIT = 400  # lines
+CLASS_LIMIT = 300  # lines
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def package_modules() -> list[Path]:
+    """Return every module of the four packages, in path order."""
+    return sorted(path for package in PACKAGES for path in (ROOT / package).rglob("*.py"))
+
+
+def run_time_imports(path: Path) -> set[str]:
+    """Return the first-party modules ``path`` imports when it is itself imported.
+
+    Imports inside functions run later and under ``TYPE_CHECKING`` never, so neither can
+    close a cycle at import time; ``from package import module`` names the module.
+    """
+    known = {module_name(each) for each in package_modules()}
+    source = path.read_text(encoding="utf-8")
+    module = module_name(path)
+    found: set[str] = set()
+    pending: list[ast.AST] = list(ast.parse(source).body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if isinstance(node, ast.If) and is_type_checking(node.test):
+            pending.extend(node.orelse)
+            continue
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            lines = ast.get_source_segment(source, node) or ""
+            for each in read_imports(lines, module, is_package=path.name == "__init__.py"):
+                found.update(n for n in each.names[1:] if n in known)
+                if not any(n in known for n in each.names[1:]) and each.module in known:
+                    found.add(each.module)
+            continue
+        pending.extend(ast.iter_child_nodes(node))
+    found.discard(module)
+    return found
+
+
+def test_no_module_is_over_400_lines_and_no_class_over_300() -> None:
+    """Small modules, small classes: a module that grows past the limit is split by seam."""
+    found = []
+    for path in package_modules():
+        source = path.read_text(encoding="utf-8")
+        lines = len(source.splitlines())
+        if lines > MODULE_LIMIT:
+            found.append(f"{path.relative_to(ROOT)}: {lines} lines")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.ClassDef) and node.end_lineno is not None:
+                size = node.end_lineno - node.lineno + 1
+                if size > CLASS_LIMIT:
+                    found.append(f"{path.relative_to(ROOT)}: class {node.name} {size} lines")
+    assert found == [], "over the limit:\n" + "\n".join(found)
+
+
+def test_modules_import_each_other_without_cycles() -> None:
+    """No chain of run-time imports between the packages' modules leads back to its start."""
+    graph = {module_name(path): run_time_imports(path) for path in package_modules()}
+    cycles: list[str] = []
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph.get(module, ())):
+            if state.get(target) == 1:
+                cycles.append(" → ".join([*path[path.index(target) :], target]))
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == [], "import cycles:\n" + "\n".join(cycles)
+
+
+def test_the_cycle_finder_sees_a_module_importing_its_package_that_imports_it() -> None:
+    """``from . import x`` names the module x, and a plain import names what it imports."""
+    path = ROOT / "ticketing" / "desk" / "comments.py"
+    assert "ticketing.desk.decisions" in run_time_imports(path)
+    assert "ticketing.desk" not in run_time_imports(path)
+    facade = run_time_imports(ROOT / "ticketing" / "desk" / "__init__.py")
+    assert "ticketing.desk.facade" in facade
+
+
+def test_only_the_github_package_imports_pygithub() -> None:
+    """PyGithub is reached through ticketing/github/ alone, so one worker thread owns it."""
+    found = [
+        f"{path.relative_to(ROOT)}:{each.line}"
+        for path in package_modules()
+        if path.parent != ROOT / "ticketing" / "github"
+        for each in imports_of(path)
+        if each.module == "github" or each.module.startswith("github.")
+    ]
+    assert found == [], "PyGithub imported outside ticketing/github/:\n" + "\n".join(found)
+
+
+def test_the_architecture_doc_lists_every_module_and_no_other() -> None:
+    """docs/architecture.md has one line per module; a new or removed module updates it."""
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    listed = set(re.findall(r"^\| `([a-z_/]+\.py)` \|", text, flags=re.MULTILINE))
+    actual = {str(path.relative_to(ROOT)) for path in package_modules()}
+    assert sorted(actual - listed) == [], "modules missing from docs/architecture.md"
+    assert sorted(listed - actual) == [], "docs/architecture.md lists modules that do not exist"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from auth.keys import load_signing_key
@@ -18,6 +18,7 @@ from auth.sign import sign_comment
 from proxy.cli.github_access import editor_errors, editor_issue
 from proxy.cli.rules import draft_to_sign, step_to_answer
 from proxy.errors import ProxyError
+from ticketing.clock import utc_now
 from ticketing.github.one_shot import IssueHistory, fetch_issue_once, post_comment_once
 from ticketing.references import ticket_reference
 
@@ -71,7 +72,7 @@ def _signed_text(key_path: Path, ticket: str, text: str, args: argparse.Namespac
         text,
         ticket=ticket,
         key=key,
-        now=datetime.now(UTC),
+        now=utc_now(),
         act=act,
         ttl=timedelta(seconds=args.ttl),
         judged_digest=getattr(args, "judged_sha256", None),

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from auth.keys import SigningKey, load_signing_key
 from auth.policy import ReviewPolicy
@@ -22,6 +22,7 @@ from proxy.cli.rules import refuse_approval, ticket_to_review
 from proxy.cli.terminal import shown
 from proxy.errors import ProxyError
 from ticketing.audit.pending import PendingAnswer, pending_answer
+from ticketing.clock import utc_now
 from ticketing.commands import commands_in
 from ticketing.github.one_shot import fetch_issue_once, post_comment_once
 
@@ -105,7 +106,7 @@ def _judgement(
         note,
         ticket=ticket,
         key=key,
-        now=datetime.now(UTC),
+        now=utc_now(),
         act=act,
         ttl=timedelta(seconds=args.ttl),
         judged_digest=pending.digest,
