@@ -4,6 +4,7 @@
 
     AuthError                   anything auth refuses to do
      ├── KeyringError           a keyring file or entry is unusable (names file, key and fix)
+     │    └── KeyringUnavailable  the keyring file cannot be read whole now: judge nothing
      ├── KeyFileError           a private key file is missing, unreadable or invalid
      ├── SigningError           a key cannot be made or a comment cannot be signed
      ├── CommentFormatError     a comment's signature trailer is ambiguous or misplaced
@@ -26,6 +27,10 @@ class AuthError(Exception):
 
 class KeyringError(AuthError):
     """Report a keyring file or entry that cannot be used."""
+
+
+class KeyringUnavailable(KeyringError):
+    """The keyring file is missing, unreadable or invalid now; wait until it is whole again."""
 
 
 class KeyFileError(AuthError):

@@ -17,6 +17,7 @@ offline audit still verify what it signed inside its window.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import logging
 import os
@@ -27,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from auth.errors import JWKError, KeyringError
+from auth.errors import JWKError, KeyringError, KeyringUnavailable
 from auth.jwk import PRIVATE_MEMBERS, PublicKey, public_key_from_members, public_members, thumbprint
 from auth.keys import SigningKey, public_jwk
 from auth.logins import is_valid_login
@@ -124,6 +125,11 @@ class Keyring:
             raise KeyringError(f"cannot read keyring file {path}: {exc.strerror}") from None
         except UnicodeDecodeError:
             raise KeyringError(f"keyring file {path} is not UTF-8 text") from None
+        return cls.parse(text, path=path)
+
+    @classmethod
+    def parse(cls, text: str, *, path: Path) -> Keyring:
+        """Read a keyring from the text of the file at ``path`` (named in errors)."""
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -290,19 +296,51 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 class KeyringSource:
-    """Load the keyring file, reloading it when it changes on disk (revocation, rotation)."""
+    """The keyring file as it is now, re-read at every use, so a revocation always takes effect.
+
+    The file is read and hashed at each call (a keyring is a few kilobytes, and it is read
+    once per signed comment): a change shows whatever kept the modification time (``cp -p``,
+    ``rsync -t``), within the same second, or of the same size. While the file is missing,
+    unreadable or invalid (an editor saving it in place, caught half-written), ``current``
+    raises :class:`KeyringUnavailable`: nothing is judged, neither with the old keys nor
+    against them, and the caller comes back to what it could not judge once the file is
+    whole again.
+    """
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._mtime: float | None = None
-        self._keyring = Keyring()
+        # At start-up a missing or invalid file is a configuration error, said as such.
+        self._keyring = Keyring.load(path)
+        self._digest: bytes | None = None
+        self._problem: str | None = None
         self.current()
 
+    @property
+    def problem(self) -> str | None:
+        """Return why the keyring could not be used at the last read, or None."""
+        return self._problem
+
     def current(self) -> Keyring:
-        """Return the keyring as the file says now."""
-        mtime = self.path.stat().st_mtime
-        if mtime != self._mtime:
-            self._keyring = Keyring.load(self.path)
-            self._mtime = mtime
-            log.info("keyring loaded: %d key(s) from %s", len(self._keyring), self.path)
+        """Return the keyring as the file says now; raise KeyringUnavailable if it cannot."""
+        try:
+            raw = self.path.read_bytes()
+            digest = hashlib.sha256(raw).digest()
+            if digest != self._digest:
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise KeyringError(f"keyring file {self.path} is not UTF-8 text") from None
+                keyring = Keyring.parse(text, path=self.path)
+                self._keyring, self._digest = keyring, digest
+                log.info("keyring loaded: %d key(s) from %s", len(keyring), self.path)
+        except (OSError, KeyringError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            problem = f"keyring file {self.path} cannot be used now: {reason}"
+            if problem != self._problem:
+                log.error("%s; no signed comment is judged until it is whole again", problem)
+            self._problem = problem
+            raise KeyringUnavailable(problem) from None
+        if self._problem is not None:
+            log.warning("keyring file %s is whole again", self.path)
+            self._problem = None
         return self._keyring

@@ -2,7 +2,8 @@
 
 ``/healthz`` says the process serves HTTP at all (liveness: restart it if this fails).
 ``/readyz`` says whether it can do its job now (readiness: send it traffic or not): the
-ticket store answers, and GitHub did not refuse the token on the last call. It answers 503
+ticket store answers, GitHub did not refuse the token on the last call, and the keyring file
+can be read (while it cannot, no signed comment is judged). It answers 503
 when not ready; the OpenAI routes themselves never do (back-pressure there is a 429).
 """
 
@@ -57,6 +58,10 @@ def check_readiness(desk: Desk | None) -> Readiness:
     failure = desk.github.last_failure
     if is_auth_failure(failure):
         problems.append(f"the last GitHub call failed: {failure}")
+    keyring = desk.keyring_problem()
+    if keyring is not None:
+        # Signed comments wait (none is lost) until the file is whole again.
+        problems.append(f"{keyring}; {desk.deferred_comments} signed comment(s) wait for it")
     return Readiness(problems=tuple(problems), pending=pending)
 
 

@@ -81,11 +81,15 @@ class SignedComments:
         """Act on one new or edited comment, found by the poll or a webhook."""
         facts, ticket = self._first_facts(comment)
         request: ChatRequest | None = None
+        keyring: Keyring | None = None
         while True:
             step = d.decide(facts)
             if isinstance(step, d.Verify):
                 assert ticket is not None
-                verdict = self._verify(ticket, comment, step)
+                # Read once, before anything is written: while the file cannot be read,
+                # KeyringUnavailable leaves the comment untouched for the finder to retry.
+                keyring = self._keyring()
+                verdict = self._verify(ticket, comment, step, keyring)
                 facts = replace(facts, verdict=verdict)
             elif isinstance(step, d.ClaimJti):
                 assert isinstance(facts.verdict, Accepted)
@@ -118,7 +122,7 @@ class SignedComments:
                 facts = replace(facts, recorded=tally is not None, tally=tally)
             else:
                 if ticket is not None:
-                    self._act(step, ticket, comment, facts, request)
+                    self._act(step, ticket, comment, facts, request, keyring)
                 return
 
     def _first_facts(self, comment: Comment) -> tuple[d.CommentFacts, Ticket | None]:
@@ -143,14 +147,16 @@ class SignedComments:
             facts = replace(facts, is_accepted_answer=accepted)
         return facts, ticket
 
-    def _verify(self, ticket: Ticket, comment: Comment, step: d.Verify) -> Verdict:
+    def _verify(
+        self, ticket: Ticket, comment: Comment, step: d.Verify, keyring: Keyring
+    ) -> Verdict:
         """Verify a signed comment on this ticket with the keyring and the used jtis."""
         return verify_comment(
             comment.body,
             author_login=comment.author_login,
             author_id=comment.author_id,
             ticket=self.settings.ticket_ref(ticket),
-            keyring=self._keyring(),
+            keyring=keyring,
             now=self._clock(),
             is_jti_used=self._store.is_jti_used,
             acts=step.acts,
@@ -180,6 +186,7 @@ class SignedComments:
         comment: Comment,
         facts: d.CommentFacts,
         request: ChatRequest | None,
+        keyring: Keyring | None,
     ) -> None:
         """Carry out what the decision table said."""
         if isinstance(action, d.Refuse):
@@ -187,7 +194,10 @@ class SignedComments:
         elif isinstance(action, d.Accept):
             self._accept(ticket, comment, action.verdict, action.release, request)
         elif isinstance(action, d.HoldForReview):
-            self._review.hold(ticket, comment, action.verdict, action.release, action.decision)
+            assert keyring is not None
+            self._review.hold(
+                ticket, comment, action.verdict, action.release, action.decision, keyring
+            )
         elif isinstance(action, d.ReleaseApproved):
             assert facts.candidate is not None
             self._review.release_approved(

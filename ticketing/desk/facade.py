@@ -23,6 +23,7 @@ from collections import Counter
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from auth.errors import KeyringError
 from auth.keyring import Keyring
 from ticketing.clock import Clock, utc_now
 from ticketing.coordination import Coordinator, LocalCoordinator
@@ -100,10 +101,10 @@ class Desk:
         )
         runs = Runs(store)
         self._renderer = TicketRenderer(store=store, runs=runs, settings=settings)
+        self._keyring = keyring
         self._review = review = Review(
             store=store,
             followups=self.followups,
-            keyring=keyring,
             waiters=self._waiters,
             runs=runs,
             counters=self._counters,
@@ -195,6 +196,19 @@ class Desk:
         ticket = self.store.get_ticket(ticket_id)
         if ticket is not None and ticket.state.pending:
             self._finder.poke()  # a ticket was opened elsewhere: someone must poll
+
+    def keyring_problem(self) -> str | None:
+        """Return why the keyring cannot be used now (nothing is judged meanwhile), or None."""
+        try:
+            self._keyring()
+        except KeyringError as exc:
+            return str(exc)
+        return None
+
+    @property
+    def deferred_comments(self) -> int:
+        """Return how many signed comments wait for the keyring to be readable again."""
+        return self._finder.deferred
 
     # --- what the fronts use ---------------------------------------------------------------
 

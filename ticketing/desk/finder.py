@@ -5,7 +5,9 @@ however many tickets wait (see :meth:`GitHubClient.list_comments`). The cursor i
 newest ``updated_at`` seen minus an overlap; versions of comments already considered are
 skipped by ``(id, updated_at, body hash)``, whether they came by poll or by webhook. With
 several replicas, only the holder of the poll lease polls. Every new version goes to
-``consider`` (:meth:`ticketing.desk.comments.SignedComments.consider`).
+``consider`` (:meth:`ticketing.desk.comments.SignedComments.consider`). A comment that
+cannot be judged while the keyring file is unreadable is kept, and considered again at
+every poll until it can be: the cursor has moved past it, so nothing else would.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 
+from auth.errors import KeyringUnavailable
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
 from ticketing.errors import GitHubUnavailable, TicketingError
@@ -73,6 +76,8 @@ class AnswerFinder:
         self._replica_id = replica_id
         self._wake = asyncio.Event()
         self._seen: dict[tuple[int, datetime, str], None] = {}
+        # Versions that could not be judged yet (the keyring was unreadable), oldest first.
+        self._deferred: dict[tuple[int, datetime, str], Comment] = {}
         self._task: asyncio.Task[None] | None = None
         self.polls = 0
         self.last_webhook_at: datetime | None = None
@@ -114,11 +119,17 @@ class AnswerFinder:
         if version in self._seen:
             return
         self._seen[version] = None
-        await self._consider(comment)
+        await self._consider_or_defer(version, comment)
+
+    @property
+    def deferred(self) -> int:
+        """Return how many comments wait for the keyring to be readable again."""
+        return len(self._deferred)
 
     async def poll_once(self) -> int:
         """Read new and edited comments once and act on them; return the requests made."""
         self.polls += 1
+        await self._reconsider_deferred()
         cursor = self._store.get_cursor()
         page = await self._github.list_comments(since=cursor.since, etag=cursor.etag)
         if page.not_modified:
@@ -130,7 +141,7 @@ class AnswerFinder:
             if version in self._seen:
                 continue
             self._seen[version] = None
-            await self._consider(comment)
+            await self._consider_or_defer(version, comment)
         since = cursor.since
         if newest is not None:
             candidate = newest - self.settings.poll_overlap
@@ -141,6 +152,28 @@ class AnswerFinder:
         self._store.set_cursor(PollCursor(since=since, etag=etag))
         self._forget_seen_before(since)
         return page.requests
+
+    async def _consider_or_defer(
+        self, version: tuple[int, datetime, str], comment: Comment
+    ) -> None:
+        """Consider a comment; keep it for later if the keyring cannot be read now."""
+        try:
+            await self._consider(comment)
+        except KeyringUnavailable:
+            if version not in self._deferred:
+                log.warning(
+                    "comment %d by %s on #%d waits for the keyring to be readable again",
+                    comment.id,
+                    comment.author_login,
+                    comment.issue_number,
+                )
+            self._deferred[version] = comment
+
+    async def _reconsider_deferred(self) -> None:
+        """Consider again, in order, the comments the keyring kept from being judged."""
+        for version, comment in list(self._deferred.items()):
+            del self._deferred[version]
+            await self._consider_or_defer(version, comment)
 
     def _report_deleted_answer(self, comment: Comment) -> None:
         ticket = self._store.ticket_for_issue(comment.issue_number)

@@ -8,7 +8,6 @@ write queue, and an approved answer to its waiting clients.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 
 from auth.keyring import Keyring
 from auth.logins import same_login
@@ -56,7 +55,6 @@ class Review:
         *,
         store: TicketStore,
         followups: WriteQueue,
-        keyring: Callable[[], Keyring],
         waiters: Waiters,
         runs: Runs,
         counters: AnswerCounters,
@@ -65,7 +63,6 @@ class Review:
     ) -> None:
         self._store = store
         self._followups = followups
-        self._keyring = keyring
         self._waiters = waiters
         self._runs = runs
         self._counters = counters
@@ -79,8 +76,12 @@ class Review:
         verdict: Accepted,
         release: Release,
         decision: ReviewDecision,
+        keyring: Keyring,
     ) -> None:
-        """Keep a verified answer with risky commands from the agent until reviewers approve."""
+        """Keep a verified answer with risky commands from the agent until reviewers approve.
+
+        ``keyring`` is the one the answer was verified with: the reviewers asked are its.
+        """
         number = comment.issue_number
         candidate = Candidate(
             ticket_id=ticket.id,
@@ -98,7 +99,7 @@ class Review:
         )
         reviewers = sorted(
             login
-            for login in self._keyring().logins_with_role(Role.REVIEWER)
+            for login in keyring.logins_with_role(Role.REVIEWER)
             if not same_login(login, verdict.signer)
         )
         guard = Guard.ticket_in(
