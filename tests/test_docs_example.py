@@ -53,6 +53,7 @@ def render_example() -> str:
         deadline=later + timedelta(hours=1),
         repo=REPO,
         issue_number=12,
+        issue_url=f"https://github.com/{REPO}/issues/12",
         answer_page=ANSWER_PAGE,
     )
     return (

@@ -71,6 +71,7 @@ class Drafts:
                 digest=digest,
                 ticket=self.settings.ticket_ref(ticket),
                 answer_page=self.settings.page_of(ticket),
+                issue_url=ticket.issue_url,
             )
             if text
             else ""

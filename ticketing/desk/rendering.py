@@ -89,6 +89,7 @@ class TicketRenderer:
                 issue_number=root.issue_number,
                 since_step=parent.step,
                 answer_page=answer_page,
+                issue_url=root.issue_url,
             )
 
         def job() -> RenderedTicket:

@@ -28,7 +28,7 @@ from typing import Any
 from ticketing.release import TOOL_CALL_INFO
 from ticketing.render.fences import backtick_fence, fenced_blocks
 from ticketing.render.markdown import block_text, escape_inline, neutralise_markers, split_lines
-from ticketing.render.replies import REPLY_MARKER_PREFIX
+from ticketing.render.replies import REPLY_MARKER_PREFIX, issue_url_of
 
 __all__ = [
     "DRAFT_MARKER_PREFIX",
@@ -109,11 +109,13 @@ def render_draft_comment(
     digest: str,
     answer_page: str | None = None,
     ticket: str | None = None,
+    issue_url: str | None = None,
 ) -> str:
     """Return the bot comment that shows a draft as a clearly marked suggestion.
 
     ``digest`` must be :func:`draft_digest` of ``text``; ``answer_page`` is the desk page's
-    address, when the operator gave one; ``ticket`` the reference it was drafted for.
+    address, when the operator gave one; ``ticket`` the reference it was drafted for;
+    ``issue_url`` the address of the issue it is posted on.
     """
     if digest != draft_digest(text):
         raise ValueError("the digest is not the sha256 of the draft text")
@@ -127,14 +129,15 @@ def render_draft_comment(
         if answer_page
         else "the answer page (`/desk/` on ticketproxy)"
     )
+    issue = "<this issue's URL>" if issue_url is None else issue_url_of(issue_url)
     return (
         f"**Suggested answer** drafted by model **{escape_inline(model, limit=_MODEL_LIMIT)}**."
         " It is **NOT** an answer: nothing reaches the agent until an editor signs it, and"
         " a draft is never released without a signature.\n\n"
         f"- To release it unchanged: on {page} click **Sign the draft unchanged**, or run"
-        " `ticketproxy answer <this issue's URL> --draft --key <your key>`.\n"
+        f" `ticketproxy answer {issue} --draft --key <your key>`.\n"
         f"- To edit it first: on the answer page click **Edit the draft**, or copy the text"
-        " below into a file, change it, and run `ticketproxy answer <this issue's URL>"
+        f" below into a file, change it, and run `ticketproxy answer {issue}"
         " --file <file> --key <your key>`.\n\n"
         f"{fence}text\n{shown}\n{fence}\n\n"
         f"{DRAFT_MARKER_PREFIX}{digest}{named} -->\n"

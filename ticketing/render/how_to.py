@@ -30,17 +30,22 @@ def page_line(answer_page: str | None, issue_number: int | None) -> str:
     )
 
 
-def render_how_to(repo: str, deadline: str, answer_page: str | None = None) -> str:
-    """Render the instructions for answering, signing and the deadline."""
+def render_how_to(
+    repo: str, deadline: str, answer_page: str | None = None, *, tools: bool = True
+) -> str:
+    """Render the instructions for answering, signing and the deadline.
+
+    ``tools`` says whether the request offers tools: only then is a tool call explained.
+    """
+    tool_call = (
+        " To make a tool call instead of answering with text, the file holds a fenced"
+        " `tool_call` block like the one in the answer template above."
+        if tools
+        else ""
+    )
     return (
         "## How to answer\n\n"
-        "Write your answer in a file, for example `answer.md`. To make a tool call instead"
-        " of answering with text, the file holds one fenced block:\n\n"
-        "````\n"
-        "```tool_call\n"
-        '{"name": "execute_shell", "arguments": {"command": "ls"}}\n'
-        "```\n"
-        "````\n\n"
+        f"Write your answer in a file, for example `answer.md`.{tool_call}\n\n"
         "Sign it with your own key and post it here in one step:\n\n"
         "```sh\n"
         "ticketproxy answer <this issue's URL> --key ~/.ticketproxy/<you>.key --file answer.md\n"
@@ -63,15 +68,33 @@ def render_how_to(repo: str, deadline: str, answer_page: str | None = None) -> s
     )
 
 
-def render_step_how_to(step: int, reference: str, deadline: str, page: str = "") -> str:
-    """Render the instructions for answering one step, whose reference names the step."""
+def render_step_how_to(
+    step: int,
+    reference: str,
+    deadline: str,
+    page: str = "",
+    *,
+    issue_url: str | None = None,
+    tools: bool = True,
+) -> str:
+    """Render the instructions for answering one step, whose reference names the step.
+
+    ``issue_url`` is the run's issue, known by the time a step is posted; ``tools`` says
+    whether the request offers tools.
+    """
+    url = issue_url if issue_url and _LINKABLE.fullmatch(issue_url) else "<this issue's URL>"
+    start = (
+        "start from the answer template; a tool call is one `tool_call` block, as the template"
+        " shows"
+        if tools
+        else "start from the answer template"
+    )
     return (
         f"## How to answer step {step}\n\n"
-        "Write your answer in `answer.md` (start from the answer template; a tool call is one"
-        " `tool_call` block, as the issue's first post shows), then sign it for this step and"
+        f"Write your answer in `answer.md` ({start}), then sign it for this step and"
         " post it on this issue in one step:\n\n"
         "```sh\n"
-        f"ticketproxy answer <this issue's URL> --step {step}"
+        f"ticketproxy answer {url} --step {step}"
         " --key ~/.ticketproxy/<you>.key --file answer.md\n"
         "```\n\n"
         "or sign it, then paste the whole output as a new comment on this issue:\n\n"

@@ -177,13 +177,14 @@ def render_needs_review_notice(
     # the point of this notice.
     ping = " ".join(f"@{login}" for login in reviewers if _LOGIN.fullmatch(login))
     approvals = "1 approval" if required == 1 else f"{required} approvals"
+    issue = issue_url_of(comment_url)
     return _with_marker(
         f"**Security review needed.** The {_link('signed answer', comment_url)} by"
         f" **{escape_inline(author)}** runs commands that need {approvals} from a reviewer"
         " other than its author before the agent gets them:\n\n"
         f"{fence}text\n{shown}\n{fence}\n\n{risks}\n\n"
-        f"{ping + ': ' if ping else ''}approve with `ticketproxy approve <this issue's URL>"
-        " --key <your key>`, or reject with `ticketproxy reject <this issue's URL> --key"
+        f"{ping + ': ' if ping else ''}approve with `ticketproxy approve {issue}"
+        f" --key <your key>`, or reject with `ticketproxy reject {issue} --key"
         ' <your key> --reason "…"`. A rejected answer never reaches the agent.\n\n'
         f"{render_record_line(comment_id=comment_id, digest=digest, ticket=ticket)}",
         NEEDS_REVIEW,
@@ -218,6 +219,12 @@ def render_expired_completion(*, deadline: datetime, ticket_url: str) -> str:
 def _with_marker(text: str, kind: str) -> str:
     """End a comment with the hidden marker line that identifies the bot's replies."""
     return f"{text}\n\n{reply_marker(kind)}"
+
+
+def issue_url_of(comment_url: str) -> str:
+    """Return the issue's address from one of its comments' addresses, else a placeholder."""
+    issue = comment_url.split("#", 1)[0]
+    return issue if _LINKABLE.fullmatch(issue) else "<this issue's URL>"
 
 
 def _link(label: str, url: str) -> str:

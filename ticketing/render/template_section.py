@@ -42,8 +42,12 @@ class GuideCut:
     chars: int | None = None
 
 
-def gather_guide(request: ChatRequest) -> Guide | None:
-    """Gather the answer template, its notes and the tool table, or None for plain chat."""
+def gather_guide(request: ChatRequest, *, table_in_first_post: bool = False) -> Guide | None:
+    """Gather the answer template, its notes and the tool table, or None for plain chat.
+
+    With ``table_in_first_post`` (a step whose tools are those of the issue's first step),
+    the table is left out and the notes point to the issue's first post for it.
+    """
     template = answer_template(request)
     table = tool_table(request)
     if template is None and table is None:
@@ -55,6 +59,15 @@ def gather_guide(request: ChatRequest) -> Guide | None:
         lines = table.split("\n")
         head, rows = "\n".join(lines[:2]) + "\n", tuple(line + "\n" for line in lines[2:])
         noun = "command" if lines[0].startswith("| Command") else "tool"
+    if table_in_first_post and head:
+        return Guide(
+            template=block_text(template or ""),
+            notes=answer_notes(request, table="the table in the issue's first post"),
+            table_head="",
+            rows=(),
+            noun=noun,
+            unchanged=True,
+        )
     return Guide(
         template=block_text(template or ""),
         notes=answer_notes(request),

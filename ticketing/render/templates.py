@@ -33,8 +33,11 @@ def answer_template(request: ChatRequest) -> str | None:
     return "\n\n".join(parts) if parts else None
 
 
-def answer_notes(request: ChatRequest) -> tuple[str, ...]:
-    """Return the markdown sentences that explain the template; they hold no agent text."""
+def answer_notes(request: ChatRequest, *, table: str = "the table below") -> tuple[str, ...]:
+    """Return the markdown sentences that explain the template; they hold no agent text.
+
+    ``table`` says where the table of tools or commands is, as the notes refer to it.
+    """
     notes: list[str] = []
     fmt = request.response_format
     if fmt is not None and fmt.type == "json_schema" and fmt.schema is not None:
@@ -56,11 +59,11 @@ def answer_notes(request: ChatRequest) -> tuple[str, ...]:
         )
         if command_choice(request):
             notes.append(
-                "The command name must be one of the commands in the table below, and its"
+                f"The command name must be one of the commands in {table}, and its"
                 " arguments are that command's parameters."
             )
     if offers_tools(request):
-        notes.extend(_tool_notes(request))
+        notes.extend(_tool_notes(request, table))
     return tuple(notes)
 
 
@@ -104,7 +107,7 @@ def _tool_call_template(request: ChatRequest) -> str | None:
     return f"{fence}tool_call\n{text}\n{fence}"
 
 
-def _tool_notes(request: ChatRequest) -> list[str]:
+def _tool_notes(request: ChatRequest, table: str) -> list[str]:
     """Return the notes on how to call tools under this request's tool_choice."""
     notes = []
     if request.tool_choice.startswith("function:"):
@@ -115,7 +118,7 @@ def _tool_notes(request: ChatRequest) -> list[str]:
     else:
         notes.append(
             "The `tool_call` block calls the first tool offered: to call another, change the"
-            " name and arguments to one from the table below."
+            f" name and arguments to one from {table}."
         )
     if request.parallel_tool_calls and not request.legacy_functions:
         notes.append(

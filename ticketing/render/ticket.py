@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 
 from ticketing.references import parse_ticket_reference, ticket_reference
@@ -60,6 +60,7 @@ from ticketing.render.markers import (
 )
 from ticketing.render.replies import REPLY_MARKER_PREFIX
 from ticketing.render.template_section import Guide, gather_guide, render_guide
+from ticketing.render.templates import offers_tools
 from ticketing.request import ChatRequest, Message
 
 __all__ = [
@@ -123,7 +124,8 @@ def render_ticket(
     )
     for note in notes:
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
-    bottom = render_how_to(repo, format_utc(deadline), answer_page) + "\n" + marker
+    tools = offers_tools(request)
+    bottom = render_how_to(repo, format_utc(deadline), answer_page, tools=tools) + "\n" + marker
     sections = layout(request.messages, focus)
     body, continuations = _render_body(
         sections, gather_guide(request), top=top, bottom=bottom, focus=focus, request_id=request_id
@@ -146,6 +148,7 @@ def render_step(
     notes: Sequence[str] = (),
     since_step: int | None = None,
     answer_page: str | None = None,
+    issue_url: str | None = None,
 ) -> RenderedTicket:
     """Render a later step of an agent run as a comment on the run's issue.
 
@@ -189,13 +192,19 @@ def render_step(
     for note in notes:
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
     page = page_line(answer_page, issue_number)
-    bottom = render_step_how_to(step, reference, format_utc(deadline), page) + "\n" + markers
+    how_to = render_step_how_to(
+        step,
+        reference,
+        format_utc(deadline),
+        page,
+        issue_url=issue_url,
+        tools=offers_tools(request),
+    )
+    bottom = how_to + "\n" + markers
     sections = step_layout(
         request.messages, since=since, new_from=new_from, focus=focus, changed=earlier
     )
-    guide = gather_guide(request)
-    if guide is not None and not tools_changed and guide.table_head:
-        guide = replace(guide, table_head="", rows=(), unchanged=True)
+    guide = gather_guide(request, table_in_first_post=not tools_changed)
     body, continuations = _render_body(
         sections, guide, top=top, bottom=bottom, focus=focus, request_id=request_id
     )
