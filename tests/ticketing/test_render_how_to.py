@@ -7,7 +7,10 @@ step comment leaves out.
 
 from __future__ import annotations
 
-from tests.helpers.render_requests import CREATED, DEADLINE, chat, render
+import json
+
+from tests.helpers.autogpt_samples import SAMPLES
+from tests.helpers.render_requests import CREATED, DEADLINE, chat, render, request_from_body
 from ticketing.render.drafts import draft_digest, render_draft_comment
 from ticketing.render.replies import render_needs_review_notice
 from ticketing.render.ticket import render_step
@@ -120,3 +123,15 @@ def test_a_draft_names_the_real_issue_in_its_commands() -> None:
     )
     assert f"ticketproxy answer {ISSUE} --draft" in comment
     assert f"ticketproxy answer {ISSUE} --file" in comment
+
+
+def test_autogpt_step_summary_side_call_asks_for_one_line_of_plain_text() -> None:
+    """AutoGPT's history-summary side call is templated for what it asks: one plain line."""
+    captured = json.loads(
+        (SAMPLES / "run1_default" / "005_POST_v1_chat_completions.json").read_text()
+    )
+    body = render(request_from_body(captured["body"])).body
+    guide = body[body.index("## Answer template") : body.index("## How to answer")]
+    assert "condensed into one line" in guide
+    assert "no JSON, no command, no tool call" in guide
+    assert "```json" not in guide

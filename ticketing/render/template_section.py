@@ -20,6 +20,14 @@ from ticketing.render.snippets import fence
 from ticketing.render.templates import answer_notes, answer_template
 from ticketing.render.tool_table import tool_table
 from ticketing.request import ChatRequest
+from ticketing.threads import is_side_call
+
+# AutoGPT's step summary: a side call of its run, not a question from its task.
+SIDE_CALL_NOTE = (
+    "This is the agent's own bookkeeping, not a question from its task: it asks for the action"
+    " above and its result condensed into one line. Answer with that one line of plain text:"
+    " no JSON, no command, no tool call."
+)
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,8 @@ def gather_guide(request: ChatRequest, *, table_in_first_post: bool = False) -> 
     """
     template = answer_template(request)
     table = tool_table(request)
+    if template is None and table is None and is_side_call(request):
+        return Guide(template="", notes=(SIDE_CALL_NOTE,), table_head="", rows=(), noun="tool")
     if template is None and table is None:
         return None
     head, noun = "", "tool"
