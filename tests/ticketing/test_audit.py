@@ -404,3 +404,28 @@ def test_record_line_refuses_a_value_that_is_not_a_digest() -> None:
     """render_record_line only writes what bot_records can read back."""
     with pytest.raises(ValueError, match="hex SHA-256"):
         render_record_line(comment_id=1, digest="not-a-digest")
+
+
+def test_valid_rejection_of_an_earlier_answer_is_not_reported_as_tampering() -> None:
+    """bob rejects alice's first try, then approves her second: the audit says so plainly."""
+    first_text = (
+        '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf /"}}\n```'
+    )
+    first = posted("alice", answered(first_text), 0)
+    rejection = posted("bob", judged(text_digest(first_text), seconds=10, act=Act.REJECT), 10)
+    second = posted("alice", answered(seconds=20), 20)
+    approval = posted("bob", judged(text_digest(RISKY), seconds=30), 30)
+    result = audit(first, rejection, second, approval, notice(DELIVERED, second, 40))
+    assert result.verdict == "ok", result.problems
+    assert [a.signer for a in result.approvals] == ["bob"]
+    assert not any("text_mismatch" in note for note in result.notes)
+    assert any("judged an earlier answer" in note and first.url in note for note in result.notes)
+
+
+def test_approval_of_a_text_no_answer_on_the_ticket_has_is_still_a_mismatch() -> None:
+    """A judgement naming no answer that was ever posted here stays a text mismatch."""
+    answer = posted("alice", answered(), 0)
+    stray = posted("bob", judged(text_digest("never posted"), seconds=10), 10)
+    result = audit(answer, stray, notice(DELIVERED, answer, 30))
+    assert any("text_mismatch" in note for note in result.notes)
+    assert not any("earlier answer" in note for note in result.notes)

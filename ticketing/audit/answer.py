@@ -17,9 +17,9 @@ from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from auth.review_tally import Judgement
 from auth.roles import Act
-from auth.verify import DEFAULT_LIMITS, Accepted, VerifyLimits, verify_comment
+from auth.verify import DEFAULT_LIMITS, Accepted, RejectReason, VerifyLimits, verify_comment
 from auth.verify import Verdict as VerifyVerdict
-from ticketing.audit.comments import AuditComment, claimed_act, signed_text
+from ticketing.audit.comments import AuditComment, claimed_act, claimed_digest, signed_text
 from ticketing.audit.results import SignedRecord, TicketAudit, finished_audit
 from ticketing.audit.review import audit_review
 
@@ -63,6 +63,14 @@ def audit_ticket(
     answer: SignedRecord | None = None
     judgements: list[tuple[Judgement, SignedRecord]] = []
     seen: set[str] = set()
+    # Answers other than the delivered one, by digest: reviews may have judged them.
+    earlier = {
+        text_digest(text): c
+        for c in ordered
+        if c.id != answer_comment.id
+        and claimed_act(c.body) == Act.ANSWER.value
+        and (text := signed_text(c.body)) is not None
+    }
     # One pass in posting order, so a token's first use is the one that counts.
     for comment in ordered:
         claimed = claimed_act(comment.body)
@@ -84,6 +92,15 @@ def audit_ticket(
                     judged, comment_id=comment.id, posted_at=comment.created_at
                 )
                 judgements.append((judgement, _record(judged, comment)))
+            elif judged.reason is RejectReason.TEXT_MISMATCH and (
+                other := _judged_earlier(comment, ticket, keyring_history, seen, limits, earlier)
+            ):
+                # A valid judgement of another answer (say, the rejection of a first try):
+                # it says nothing about the delivered one, and nothing was tampered with.
+                notes.append(
+                    f"{comment.author_login}'s signed {claimed} ({comment.url}) judged an"
+                    f" earlier answer ({other.url}), not the delivered one"
+                )
             else:
                 notes.append(
                     f"{comment.author_login}'s signed {claimed} ({comment.url}) did not count: "
@@ -113,6 +130,23 @@ def audit_ticket(
         problems=problems,
         notes=notes,
     )
+
+
+def _judged_earlier(
+    comment: AuditComment,
+    ticket: str,
+    keyring: Keyring,
+    seen: set[str],
+    limits: VerifyLimits,
+    earlier: dict[str, AuditComment],
+) -> AuditComment | None:
+    """Return the other answer a judgement validly judged, if it names one by its digest."""
+    digest = claimed_digest(comment.body)
+    other = None if digest is None else earlier.get(digest)
+    if digest is None or other is None or other.created_at > comment.created_at:
+        return None
+    verdict = _verify(comment, ticket, keyring, seen, limits, acts=_JUDGING, judged=digest)
+    return other if isinstance(verdict, Accepted) else None
 
 
 def _stray_notes(comments: Sequence[AuditComment]) -> tuple[str, ...]:

@@ -135,6 +135,11 @@ def claimed_act(body: str) -> str | None:
     return _claimed(body, "act")
 
 
+def claimed_digest(body: str) -> str | None:
+    """Return the ``sha256`` a signed comment claims, unverified: only to find what it judged."""
+    return _claimed(body, "sha256")
+
+
 def claimed_ticket(body: str) -> str | None:
     """Return the ticket (``aud``) a signed comment claims, unverified: only to sort comments."""
     return _claimed(body, "aud")
