@@ -5,7 +5,11 @@ COPY pyproject.toml README.md ./
 COPY proxy ./proxy
 COPY ticketing ./ticketing
 COPY auth ./auth
-RUN pip install --no-cache-dir . && useradd --create-home ticketproxy
+COPY embedded_github ./embedded_github
+# /data belongs to the user the server runs as: a named volume mounted there starts with
+# this ownership, so the non-root server can write its store.
+RUN pip install --no-cache-dir . && useradd --create-home ticketproxy \
+    && mkdir -p /data && chown ticketproxy:ticketproxy /data
 USER ticketproxy
 ENV TICKETPROXY_DATA_DIR=/data
 VOLUME ["/data"]

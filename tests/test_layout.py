@@ -237,3 +237,14 @@ def test_the_architecture_doc_lists_every_module_and_no_other() -> None:
     actual = {str(path.relative_to(ROOT)) for path in package_modules()}
     assert sorted(actual - listed) == [], "modules missing from docs/architecture.md"
     assert sorted(listed - actual) == [], "docs/architecture.md lists modules that do not exist"
+
+
+def test_the_image_copies_every_package_and_owns_its_data_directory() -> None:
+    """The Dockerfile installs all four packages, and /data is writable by its user."""
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    copied = set(re.findall(r"^COPY (\w+) \./\1$", dockerfile, flags=re.MULTILINE))
+    assert copied >= set(PACKAGES), f"not copied into the image: {set(PACKAGES) - copied}"
+    assert "chown ticketproxy:ticketproxy /data" in dockerfile
+    assert dockerfile.index("chown ticketproxy:ticketproxy /data") < dockerfile.index(
+        "USER ticketproxy"
+    )
