@@ -7,20 +7,20 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 
 from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from proxy.cli.github_access import audit_comments, editor_errors
-from proxy.cli.rules import parse_issue_url
+from proxy.cli.rules import configured_api_url, parse_issue_url
 from proxy.cli.terminal import shown
 from proxy.cli.variables import PATH_VARIABLES, only
 from proxy.errors import ProxyError
 from proxy.settings import Settings
 from ticketing.audit.issue import audit_steps
 from ticketing.audit.results import TicketAudit
-from ticketing.github.client import GITHUB_API_URL
 from ticketing.github.one_shot import IssueHistory, fetch_issue_once, fetch_tickets_once
 
 _REPO_RE = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
@@ -40,9 +40,12 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
                 fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number),
             )
     else:
-        repo, api_url = args.repo, args.api_url or GITHUB_API_URL
+        repo, (api_url, where) = args.repo, configured_api_url(env)
+        if args.api_url:
+            api_url, where = args.api_url, "--api-url"
         if _REPO_RE.fullmatch(repo) is None:
             raise ProxyError(f"--repo {repo!r} is not OWNER/REPO")
+        print(f"auditing {repo} on {api_url} ({where})", file=sys.stderr)
         with editor_errors(api_url, f"repository {repo}"):
             issues = fetch_tickets_once(api_url=api_url, token=token, repo=repo)
     mismatches = 0

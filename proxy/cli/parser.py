@@ -103,7 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--bot", help="login of the ticketproxy bot (default: each issue's author)")
     audit.add_argument("--json", action="store_true", help="print one JSON object per ticket")
     audit.add_argument("--token", help="a GitHub token (default: $GITHUB_TOKEN)")
-    audit.add_argument("--api-url", help="GitHub API URL (default: from the issue URL, or GitHub)")
+    audit.add_argument(
+        "--api-url",
+        help="GitHub API URL (default: from the issue URL; with --repo, the GitHub serve uses:"
+        " TICKETPROXY_GITHUB_API_URL, the embedded one without a GitHub token, else GitHub)",
+    )
     return parser
 
 

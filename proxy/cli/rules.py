@@ -9,6 +9,7 @@ do instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from urllib.parse import urlparse
 
 from auth.logins import same_login
@@ -160,3 +161,18 @@ def refuse_approval(pending: PendingAnswer, *, reviewer: str) -> None:
         )
     if same_login(reviewer, pending.comment.author_login):
         raise ProxyError(f"you ({reviewer}) wrote this answer; another reviewer must approve it")
+
+
+def configured_api_url(env: Mapping[str, str]) -> tuple[str, str]:
+    """Return the GitHub API ``serve`` would use with ``env``, and a phrase naming it.
+
+    ``TICKETPROXY_GITHUB_API_URL`` when set; else the embedded GitHub on
+    ``TICKETPROXY_SANDBOX_PORT`` when no GitHub token or App is configured (the demo, where
+    ``serve`` starts it); else GitHub itself.
+    """
+    if env.get("TICKETPROXY_GITHUB_API_URL"):
+        return env["TICKETPROXY_GITHUB_API_URL"].rstrip("/"), "TICKETPROXY_GITHUB_API_URL"
+    if not env.get("TICKETPROXY_GITHUB_TOKEN") and not env.get("TICKETPROXY_GITHUB_APP_ID"):
+        port = env.get("TICKETPROXY_SANDBOX_PORT") or "8081"
+        return f"http://127.0.0.1:{port}/api/v3", "the embedded GitHub that `serve` starts"
+    return GITHUB_API_URL, "GitHub"

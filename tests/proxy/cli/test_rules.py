@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from proxy.cli.rules import (
+    configured_api_url,
     draft_to_sign,
     newest_step,
     parse_issue_url,
@@ -286,3 +287,26 @@ def test_approving_an_answer_edited_since_the_review_request_is_refused() -> Non
 def test_another_reviewer_may_approve_an_unedited_answer() -> None:
     """Bob may approve alice's answer as the bot asked for it."""
     refuse_approval(pending(author="alice"), reviewer="bob")
+
+
+def test_audit_without_server_settings_goes_to_the_embedded_github_serve_starts() -> None:
+    """In the embedded demo (no GitHub token configured), audit asks the local GitHub."""
+    assert configured_api_url({})[0] == "http://127.0.0.1:8081/api/v3"
+    assert configured_api_url({"TICKETPROXY_SANDBOX_PORT": "9000"})[0] == (
+        "http://127.0.0.1:9000/api/v3"
+    )
+
+
+def test_audit_follows_the_configured_github_api_url() -> None:
+    """TICKETPROXY_GITHUB_API_URL, as serve reads it, wins over every default."""
+    env = {
+        "TICKETPROXY_GITHUB_API_URL": "https://ghe.example/api/v3/",
+        "TICKETPROXY_GITHUB_TOKEN": "t",
+    }
+    assert configured_api_url(env) == ("https://ghe.example/api/v3", "TICKETPROXY_GITHUB_API_URL")
+
+
+@pytest.mark.parametrize("credential", ["TICKETPROXY_GITHUB_TOKEN", "TICKETPROXY_GITHUB_APP_ID"])
+def test_audit_with_a_real_github_configured_goes_to_github(credential: str) -> None:
+    """A configured token or App without an API URL means github.com, as for serve."""
+    assert configured_api_url({credential: "x"})[0] == "https://api.github.com"
