@@ -16,6 +16,7 @@ from tests.helpers.raw_requests import AUTH, assert_envelope, raw
 from tests.helpers.stack import CLIENT_KEY, Stack, start_stack, stop_stack
 from ticketing.github.webhooks import sign_payload
 from ticketing.json_depth import MAX_JSON_DEPTH
+from ticketing.render.continuations import MAX_CONTINUATIONS
 
 SECRET = "webhook-secret-0123456789abcdef"
 PROMPT = [{"role": "user", "content": "hi"}]
@@ -190,3 +191,29 @@ def test_body_timeout_comes_from_ticketproxy_body_timeout() -> None:
     assert Settings.from_env({"TICKETPROXY_BODY_TIMEOUT": "5"}).body_timeout == 5.0
     with pytest.raises(Exception, match="TICKETPROXY_BODY_TIMEOUT"):
         Settings.from_env({"TICKETPROXY_BODY_TIMEOUT": "soon"})
+
+
+async def test_1_9_mb_prompt_opens_one_issue_with_at_most_5_continuations(stack: Stack) -> None:
+    """A huge prompt costs the shared write budget the issue and MAX_CONTINUATIONS comments,
+    not thirty; the ticket is still answered, and the whole request stays in the store."""
+    lines = [f"line {index:07d}: the log the agent wants read" for index in range(45_000)]
+    prompt = "\n".join(lines)
+    assert len(prompt) > 1_900_000
+    client = stack.openai()
+    pending = asyncio.create_task(
+        client.chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": prompt}]
+        )
+    )
+    await stack.wait_for_issue(1)
+    parts = [c.body for c in await stack.comments(1)]
+    assert len(parts) == MAX_CONTINUATIONS
+    assert "**Left out:**" in parts[-1]
+    ticket = stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    stored = stack.desk.store.request_for(ticket.id)
+    assert stored is not None
+    assert lines[-1] in stored
+    await stack.answer(1, "Read what fits.")
+    reply = await asyncio.wait_for(pending, 10)
+    assert reply.choices[0].message.content == "Read what fits."
