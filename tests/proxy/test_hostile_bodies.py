@@ -153,6 +153,7 @@ async def trickle(
             return (await reader.read()).decode()
     finally:
         writer.close()
+        await writer.wait_closed()
 
 
 async def test_trickled_body_times_out_with_408(hostile: Stack) -> None:
