@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -104,18 +103,21 @@ def _rule_findings(rule: Rule, command: Command) -> Iterator[RiskFinding]:
                 yield RiskFinding(rule.name, command.name, path, detail)
 
 
-def _leaves(arguments: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str, Any]]:
-    """Yield (dotted path, own name, value) for every scalar under an arguments object."""
-    for key, value in arguments.items():
-        path = f"{prefix}{key}"
-        # A deque: arguments may hold long lists, and list.pop(0) would make this quadratic.
-        # Every value of a repeated JSON key arrives as one tuple, and is walked like a list.
-        stack = deque([value])
-        while stack:
-            item = stack.popleft()
-            if isinstance(item, dict):
-                yield from _leaves(item, f"{path}.")
-            elif isinstance(item, list | tuple):
-                stack.extendleft(reversed(item))
-            else:
-                yield path, str(key), item
+def _leaves(arguments: Mapping[str, Any]) -> Iterator[tuple[str, str, Any]]:
+    """Yield (dotted path, own name, value) for every scalar under an arguments object.
+
+    Walked with a stack, not recursion: the arguments come from an answer, and however
+    deep they nest the walk must not end in a RecursionError.
+    """
+    # (path, own name, value), the next one to visit last; every value of a repeated JSON
+    # key arrives as one tuple, and is walked like a list.
+    stack: list[tuple[str, str, Any]] = [(str(k), str(k), v) for k, v in arguments.items()]
+    stack.reverse()
+    while stack:
+        path, key, item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(reversed([(f"{path}.{k}", str(k), v) for k, v in item.items()]))
+        elif isinstance(item, list | tuple):
+            stack.extend(reversed([(path, key, v) for v in item]))
+        else:
+            yield path, key, item

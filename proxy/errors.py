@@ -10,6 +10,7 @@
         ├── Unauthorized       401 invalid_api_key
         ├── NotFound           404 (unknown route or model)
         ├── MethodNotAllowed   405
+        ├── RequestTimeout     408: the body did not arrive in time
         ├── PayloadTooLarge    413
         ├── RateLimited        429 with retry-after (also GitHub back-pressure)
         └── UpstreamUnavailable 502: an upstream-routed model did not answer
@@ -40,6 +41,8 @@ class APIError(ProxyError):
 
     status = 500
     type = "server_error"
+    # Close the connection after answering: the client's unread body must not be waited for.
+    closes_connection = False
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
@@ -85,6 +88,15 @@ class MethodNotAllowed(APIError):
 
     status = 405
     type = "invalid_request_error"
+
+
+class RequestTimeout(APIError):
+    """The request body did not arrive within TICKETPROXY_BODY_TIMEOUT."""
+
+    status = 408
+    type = "invalid_request_error"
+    # The rest of the body is never read: say the connection closes (RFC 9110, 15.5.9).
+    closes_connection = True
 
 
 class PayloadTooLarge(APIError):

@@ -273,11 +273,14 @@ async def _forward(request: web.Request, body: Any, routed: RoutedModel) -> web.
 
 
 async def _read_request(request: web.Request) -> bytes:
-    """Read a completion request's body under TICKETPROXY_MAX_BODY_BYTES."""
-    limit = request.app[SETTINGS].max_body_bytes
+    """Read a completion request's body under TICKETPROXY_MAX_BODY_BYTES, in time."""
+    settings = request.app[SETTINGS]
+    limit = settings.max_body_bytes
     return await read_body(
         request,
         limit=limit,
+        within=settings.body_timeout,
+        setting="TICKETPROXY_BODY_TIMEOUT",
         refusal=f"The request body is larger than this ticketproxy accepts ({limit} bytes;"
         " TICKETPROXY_MAX_BODY_BYTES).",
     )

@@ -32,7 +32,10 @@ def error_response(error: APIError, *, request_id: str) -> web.Response:
     headers = {"x-request-id": request_id}
     if isinstance(error, RateLimited):
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
-    return web.json_response(error.envelope(), status=error.status, headers=headers)
+    response = web.json_response(error.envelope(), status=error.status, headers=headers)
+    if error.closes_connection:
+        response.force_close()
+    return response
 
 
 @web.middleware
@@ -58,7 +61,10 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
     try:
         return await handler(request)
     except APIError as error:
-        return error_response(error, request_id=request_id)
+        response = error_response(error, request_id=request_id)
+        if error.closes_connection:
+            await _send_and_close(request, response)
+        return response
     except GitHubUnavailable as exc:
         # Back-pressure is a 429: the openai client and AutoGPT retry it; a 503 would
         # stop AutoGPT's agent.
@@ -116,6 +122,18 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         log.exception("request_id=%s unexpected error", request_id)
         failure = APIError("ticketproxy failed unexpectedly; the operator has the details.")
         return error_response(failure, request_id=request_id)
+
+
+async def _send_and_close(request: web.Request, response: web.Response) -> None:
+    """Send ``response`` now, then close the connection without reading the rest of the body.
+
+    aiohttp would otherwise linger up to ten seconds after answering, reading what is left
+    of a body that is still trickling in.
+    """
+    await response.prepare(request)
+    await response.write_eof()
+    # The transport sends what it holds before it closes.
+    request.protocol.force_close()
 
 
 def client_id_for(key: str) -> str:

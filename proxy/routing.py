@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+from urllib.parse import urlsplit
 
 from .errors import ConfigError, InvalidRequest, NotFound
 
@@ -194,14 +195,14 @@ def _route(where: str, model: str, spec: Any, environ: Mapping[str, str]) -> Rou
         return Route()
     return Route(
         kind=UPSTREAM,
-        base_url=_base_url(where, table, spec.get("base_url")),
+        base_url=_base_url(where, table, spec.get("base_url"), spec.get("api_key_env")),
         api_key=_api_key(where, table, spec.get("api_key_env"), environ),
         upstream_model=_upstream_model(where, table, spec.get("model")),
         timeout=_timeout(where, table, spec.get("timeout", DEFAULT_UPSTREAM_TIMEOUT)),
     )
 
 
-def _base_url(where: str, table: str, value: Any) -> str:
+def _base_url(where: str, table: str, value: Any, key_variable: Any) -> str:
     if value is None:
         raise ConfigError(
             f'{where}: {table} has route = "upstream" but no base_url: add the upstream\'s '
@@ -211,6 +212,30 @@ def _base_url(where: str, table: str, value: Any) -> str:
         raise ConfigError(
             f"{where}: {table} has base_url = {value!r}, which is not an http(s) URL: use "
             'the base URL an OpenAI client would take, e.g. "https://api.openai.com/v1"'
+        )
+    try:
+        parts = urlsplit(value)
+        credentials = parts.username is not None or parts.password is not None
+        parts.port  # noqa: B018 (raises ValueError on a port that is not a number)
+    except ValueError as exc:
+        raise ConfigError(
+            f"{where}: {table} has a base_url that is not a valid URL ({exc}): use the base "
+            'URL an OpenAI client would take, e.g. "https://api.openai.com/v1"'
+        ) from None
+    if credentials:
+        # Never echo the URL: it holds a secret. A password in this file ends up in backups
+        # and commits, the URL is logged with every forwarded request, and with api_key_env
+        # as well the request would carry two Authorization headers, which aiohttp refuses.
+        clash = (
+            f", and api_key_env = {key_variable!r} names a key too (a request carries one "
+            "Authorization header)"
+            if key_variable is not None
+            else ""
+        )
+        raise ConfigError(
+            f"{where}: {table} has a base_url with credentials in it (user:password@host)"
+            f"{clash}: remove them from the URL, put the key in an environment variable and "
+            'name it with api_key_env, e.g. api_key_env = "CHEAP_MODEL_KEY"'
         )
     return value.rstrip("/")
 

@@ -51,6 +51,9 @@ class Settings:
     heartbeat_interval: float = 15.0
     models: tuple[str, ...] = DEFAULT_MODELS
     max_body_bytes: int = 4 * 1024 * 1024
+    # Seconds a request body may take to arrive in full, from the handler's first read: a
+    # client trickling its body would otherwise hold a connection (and its buffer) forever.
+    body_timeout: float = 30.0
     host: str = "127.0.0.1"
     port: int = 8080
     sandbox_port: int = 8081
@@ -159,6 +162,7 @@ class Settings:
             max_body_bytes=int(
                 read_number(environ, "TICKETPROXY_MAX_BODY_BYTES", 4 << 20, low=1024, unit="bytes")
             ),
+            body_timeout=read_number(environ, "TICKETPROXY_BODY_TIMEOUT", 30.0, low=0.01),
             sandbox_port=parse_port(
                 environ.get("TICKETPROXY_SANDBOX_PORT") or "8081", "TICKETPROXY_SANDBOX_PORT"
             ),

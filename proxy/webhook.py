@@ -9,9 +9,11 @@ delivery (https://docs.github.com/en/webhooks/using-webhooks/handling-failed-web
 Answers use the proxy's error envelope, like every other route:
 
 - 404 webhooks are off (no secret configured);
+- 408 the body did not arrive within ``TICKETPROXY_BODY_TIMEOUT``;
 - 413 the body is over GitHub's 25 MB cap;
 - 401 the signature is missing or does not match;
-- 400 the body is not a JSON object, or headers GitHub always sends are missing;
+- 400 the body is not a JSON object, nests past ``MAX_JSON_DEPTH`` levels, or headers
+  GitHub always sends are missing;
 - 200 ``{"status": "pong"}`` for ``ping``, ``{"status": "duplicate"}`` for a delivery id seen
   before, ``{"status": "processed"}`` for an ``issue_comment``;
 - 202 ``{"status": "ignored", ...}`` for any other event, action or repository.
@@ -35,11 +37,13 @@ from ticketing.github.webhooks import (
     parse_comment_event,
     validate_signature,
 )
+from ticketing.json_depth import too_deep
 
 from .bodies import read_body
 from .errors import InvalidRequest, NotFound, Unauthorized
 from .handlers import DESK, SETTINGS
 from .middleware import REQUEST_ID
+from .wire.requests import nested_too_deep
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +66,8 @@ async def github_webhook(request: web.Request) -> web.Response:
     body = await read_body(
         request,
         limit=MAX_PAYLOAD_BYTES,
+        within=request.app[SETTINGS].body_timeout,
+        setting="TICKETPROXY_BODY_TIMEOUT",
         refusal=f"The webhook payload is larger than GitHub's {MAX_PAYLOAD_BYTES} byte cap.",
     )
     try:
@@ -123,6 +129,10 @@ def _json_object(request: web.Request, body: bytes) -> dict[str, Any]:
         payload = json.loads(body)
     except (UnicodeDecodeError, ValueError):
         payload = None
+    except RecursionError:
+        raise nested_too_deep("The webhook payload") from None
+    if too_deep(payload):
+        raise nested_too_deep("The webhook payload")
     if not isinstance(payload, dict):
         raise InvalidRequest("The webhook payload is not a JSON object.", code="invalid_json")
     return payload

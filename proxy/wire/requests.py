@@ -17,19 +17,35 @@ from proxy.errors import InvalidRequest, NotFound
 from proxy.wire.invalid import require
 from proxy.wire.messages import parse_message
 from proxy.wire.tools import parse_response_format, parse_tools
+from ticketing.json_depth import MAX_JSON_DEPTH, too_deep
 from ticketing.request import ChatRequest, request_key
 
 
 def parse_json_body(raw: bytes) -> Any:
-    """Decode a request body, rejecting anything that is not UTF-8 JSON."""
+    """Decode a request body, refusing anything not UTF-8 JSON or nested past the limit."""
     try:
-        return json.loads(raw.decode("utf-8"))
+        body = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidRequest(
             f"We could not parse the JSON body of your request ({exc}). The body must be a "
             'JSON object, e.g. {"model": "gpt-4o", "messages": [...]}.',
             code="invalid_json",
         ) from None
+    except RecursionError:
+        # The decoder gives up about a thousand levels down, far past the limit.
+        raise nested_too_deep("The JSON body of your request") from None
+    if too_deep(body):
+        raise nested_too_deep("The JSON body of your request")
+    return body
+
+
+def nested_too_deep(subject: str) -> InvalidRequest:
+    """Return the 400 for JSON nested past MAX_JSON_DEPTH levels of arrays and objects."""
+    return InvalidRequest(
+        f"{subject} nests arrays and objects more than {MAX_JSON_DEPTH} levels deep, which "
+        "ticketproxy refuses (real requests and tool schemas stay far below it): flatten it.",
+        code="json_too_deep",
+    )
 
 
 def _optional_number(body: Mapping[str, Any], name: str, low: float, high: float) -> None:

@@ -146,6 +146,19 @@ def test_url_pattern_on_nested_arguments_matches() -> None:
     assert decide(policy, [Command("fetch", {"url": "docs/a.md"}, "tool_call")]).findings == ()
 
 
+def test_arguments_nested_5000_deep_are_walked_without_recursion() -> None:
+    """A risky leaf 5,000 objects down is found, not lost to a RecursionError."""
+    policy = ReviewPolicy.from_toml(
+        '[[rules]]\nname = "links"\narguments = { "*url*" = "url" }\napprovals = 1'
+    )
+    arguments: dict[str, object] = {"url": "file:///etc/shadow"}
+    for _ in range(5_000):
+        arguments = {"a": arguments}
+    decision = decide(policy, [Command("fetch", arguments, "tool_call")])
+    assert decision.required_approvals == 1
+    assert decision.findings[0].argument == "a." * 5_000 + "url"
+
+
 # --- policy errors --------------------------------------------------------------------------
 
 

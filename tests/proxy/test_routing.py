@@ -128,6 +128,53 @@ def test_base_url_that_is_not_http_is_rejected(tmp_path: Path) -> None:
     assert "not an http(s) URL" in config_error(tmp_path, text)
 
 
+def test_credentials_in_the_upstream_url_with_an_api_key_env_are_a_config_error_at_start_up(
+    tmp_path: Path,
+) -> None:
+    """``user:pass@`` in base_url beside api_key_env stops start-up, naming the fix, not a 500."""
+    text = """
+[models."gpt-3.5-turbo"]
+route = "upstream"
+base_url = "https://bob:hunter2-secret@llm.example/v1"
+api_key_env = "CHEAP_MODEL_KEY"
+"""
+    path = write_routes(tmp_path, text)
+    settings = Settings.from_env({"TICKETPROXY_ROUTES": str(path), **KEY_ENV})
+    with pytest.raises(ConfigError) as caught:
+        create_app(settings)
+    message = str(caught.value)
+    assert str(path) in message
+    assert "TICKETPROXY_ROUTES" in message
+    assert '[models."gpt-3.5-turbo"]' in message
+    assert "credentials" in message
+    assert "remove them from the URL" in message
+    assert "api_key_env" in message
+    assert "one Authorization header" in message
+    assert "hunter2" not in message
+    assert "bob" not in message
+
+
+def test_credentials_in_the_upstream_url_alone_are_refused_without_echoing_them(
+    tmp_path: Path,
+) -> None:
+    """A password in base_url is a key in the file: refused like api_key, never echoed."""
+    message = config_error(
+        tmp_path,
+        '[models.m]\nroute = "upstream"\nbase_url = "http://:only-a-password@127.0.0.1:1/v1"\n',
+    )
+    assert "credentials" in message
+    assert "api_key_env" in message
+    assert "only-a-password" not in message
+
+
+def test_upstream_url_with_a_port_that_is_not_a_number_is_rejected(tmp_path: Path) -> None:
+    """A base_url aiohttp could not use is refused at start-up, not at the first request."""
+    message = config_error(
+        tmp_path, '[models.m]\nroute = "upstream"\nbase_url = "http://127.0.0.1:port/v1"\n'
+    )
+    assert "not a valid URL" in message
+
+
 def test_unset_upstream_key_variable_is_rejected_naming_the_variable(tmp_path: Path) -> None:
     """``api_key_env`` naming an unset variable stops the start and says what to export."""
     text = '[models."cheap"]\nroute = "upstream"\nbase_url = "http://x.test/v1"\n'

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from proxy.wire.requests import parse_chat_request
+from ticketing.json_depth import MAX_JSON_DEPTH
 from ticketing.release import Refusal, Release, prepare_release
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
@@ -671,3 +672,20 @@ def test_any_text_yields_a_release_or_a_refusal_and_never_raises(
         assert isinstance(json.loads(tool_call.arguments), dict)
         assert tool_call.name in {t.name for t in request.tools}
     assert (result.finish_reason == "stop") == (not result.tool_calls)
+
+
+def test_tool_call_arguments_nested_200000_deep_are_refused_saying_how_deep() -> None:
+    """An editor's arguments too deep for the parser are refused, naming the limit."""
+    deep = "[" * 200_000 + "]" * 200_000
+    text = block('{"name": "write_file", "arguments": ' + json.dumps(deep) + "}")
+    [problem] = refusal(text, with_tools())
+    assert f"nested more than {MAX_JSON_DEPTH} levels deep" in problem
+
+
+def test_tool_call_arguments_nested_past_the_limit_are_refused_before_schema_checks() -> None:
+    """Arguments the parser reads but that nest past the limit never reach jsonschema."""
+    arguments: Any = {"filename": "a", "contents": "b"}
+    for _ in range(MAX_JSON_DEPTH):
+        arguments = {"filename": "a", "contents": "b", "options": arguments}
+    [problem] = refusal(call(**arguments), with_tools())
+    assert f"nested more than {MAX_JSON_DEPTH} levels deep" in problem

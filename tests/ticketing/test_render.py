@@ -356,6 +356,15 @@ def test_tool_arguments_that_are_not_readable_json_are_shown_as_given() -> None:
     assert NOTE.search(body)
 
 
+def test_tool_arguments_nested_past_the_depth_limit_are_shown_as_sent_not_indented() -> None:
+    """Arguments the parser reads but that nest past the limit are not re-indented (that
+    recurses two frames a level): they are shown as the agent sent them."""
+    deep = "[" * 400 + "]" * 400
+    calls = (ToolCall(id="a", name="f", arguments=deep),)
+    body = render(chat(Message("user", "go"), Message("assistant", "", tool_calls=calls))).body
+    assert f"```json\n{deep}\n```" in body
+
+
 def test_messages_after_the_newest_user_message_are_shown_open() -> None:
     """Tool calls and results that follow the newest user message are not collapsed."""
     call = ToolCall(id="c", name="ls", arguments="{}")

@@ -7,6 +7,7 @@ import re
 from auth.comment import TRAILER_PREFIX
 from tests.helpers.markdown_checks import WJ, outside_fences, pings, raw_html
 from tests.helpers.render_requests import KEY, chat, many_tools, render
+from ticketing.render.continuations import MAX_CONTINUATIONS
 from ticketing.render.replies import REPLY_MARKER_PREFIX, is_bot_reply
 from ticketing.render.ticket import (
     GITHUB_BODY_LIMIT,
@@ -172,8 +173,10 @@ def test_dropped_history_is_shown_whole_in_continuations() -> None:
 
 def test_huge_tool_table_continues_as_tables_in_continuations() -> None:
     """Tool rows the body had no room for appear as table pieces, every row exactly once."""
+    # OpenAI's (and the proxy's) maximum of 128 tools: 400 would need more continuations
+    # than one request may post (see the test after this one).
     ticket = render(
-        chat(Message("user", "old " * 20_000), Message("user", "newest"), tools=many_tools(400))
+        chat(Message("user", "old " * 20_000), Message("user", "newest"), tools=many_tools(128))
     )
     assert len(ticket.body) <= GITHUB_BODY_LIMIT
     note = re.search(
@@ -185,10 +188,53 @@ def test_huge_tool_table_continues_as_tables_in_continuations() -> None:
         len(re.findall(r"^\| tool\\_\d{3}", c, flags=re.MULTILINE)) for c in ticket.continuations
     )
     assert rows_after == int(note[1])
-    assert rows_in_body + rows_after == 400
+    assert rows_in_body + rows_after == 128
     assert all(len(c) <= GITHUB_BODY_LIMIT for c in ticket.continuations)
     assert any("The tools the agent offers**, rows" in c for c in ticket.continuations)
     assert "old old" in "".join(ticket.continuations)
+
+
+def test_1_9_mb_prompt_posts_at_most_5_continuation_comments_and_says_what_was_left_out() -> None:
+    """One huge request cannot spend the write budget every ticket shares: the comments stop
+    at MAX_CONTINUATIONS, and the last says how much was left out and where it is kept."""
+    text = huge_text(1_900_000)
+    ticket = render(chat(Message("user", "question"), Message("user", text)))
+    assert len(ticket.continuations) == MAX_CONTINUATIONS == 5
+    assert all(len(c) <= GITHUB_BODY_LIMIT for c in ticket.continuations)
+    assert all(is_bot_reply(c) for c in ticket.continuations)
+    for k, comment in enumerate(ticket.continuations, start=1):
+        assert comment.startswith(f"### Continuation {k} of 5\n\n")
+    last = ticket.continuations[-1]
+    left = re.search(r"\*\*Left out:\*\* (\d+) more continuation comments \(about ([\d,]+)", last)
+    assert left is not None
+    assert int(left[1]) >= 20
+    shown = reassembled(ticket, 2)
+    assert text.startswith(shown)
+    # "About": the count is of rendered text, a little more than the characters left out.
+    assert int(left[2].replace(",", "")) >= len(text) - len(shown)
+    assert "at most 5 continuation comments per request" in last
+    assert "request `req_42`" in last
+    # The body's note points at the comments that exist.
+    assert "continuations 1–5 below" in ticket.body
+
+
+def test_continuations_that_fit_the_cap_say_nothing_was_left_out() -> None:
+    """A request whose rest fits in the allowed comments gets every character, and no note."""
+    ticket = render(chat(Message("user", huge_text())))
+    assert len(ticket.continuations) < MAX_CONTINUATIONS
+    assert not any("Left out" in c for c in ticket.continuations)
+
+
+def test_400_tools_are_cut_at_the_cap_and_the_note_names_the_rows_left_out() -> None:
+    """The tool table's rows past the last allowed comment are named, not silently dropped."""
+    ticket = render(
+        chat(Message("user", "old " * 20_000), Message("user", "newest"), tools=many_tools(400))
+    )
+    assert len(ticket.continuations) == MAX_CONTINUATIONS
+    last = ticket.continuations[-1]
+    assert re.search(
+        r"\*\*Left out:\*\* 2 more continuation comments .*rows [\d,]+–400 of 400", last
+    )
 
 
 def test_huge_tool_call_arguments_continue_with_their_call() -> None:

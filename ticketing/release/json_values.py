@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ticketing.json_depth import MAX_JSON_DEPTH, too_deep
+
 __all__ = ["dump_json", "encodable", "parse_json"]
 
 
@@ -58,7 +60,10 @@ def parse_json(text: str) -> tuple[Any, str | None]:
     except ValueError as error:  # e.g. an integer past Python's digit limit
         return None, str(error)
     except RecursionError:
-        return None, "nested too deeply"
+        return None, f"nested more than {MAX_JSON_DEPTH} levels deep"
+    if too_deep(value):
+        # Walking it further (schemas, the review policy, re-serialising) would recurse.
+        return None, f"nested more than {MAX_JSON_DEPTH} levels deep"
     return value, None
 
 

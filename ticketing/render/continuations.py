@@ -29,6 +29,12 @@ _CONTINUATION_CAPACITY = GITHUB_BODY_LIMIT - _CONTINUATION_RESERVE
 _LISTING_LIMIT = 1_000
 # A long text that would get less than this in a part-filled comment starts a new one.
 _MIN_PIECE = 2_000
+# At most this many continuation comments per request. Each is a content-creating write
+# under GitHub's secondary limits (80 a minute, 500 an hour, shared by every ticket), so one
+# huge prompt (1.9 MB made 30 comments) must not spend the budget of all the others. Five
+# hold about 315,000 characters beyond the body; the last says what was left out.
+MAX_CONTINUATIONS = 5
+_LEFT_OUT_LISTING_LIMIT = 300
 
 
 @dataclass(frozen=True)
@@ -168,17 +174,43 @@ def render_continuations(
             _pack_rows(item, pages)
         for segment in item.segments:
             _pack_segment(item, segment, pages)
+    kept, left_out = pages.pages[:MAX_CONTINUATIONS], pages.pages[MAX_CONTINUATIONS:]
     spans: dict[str, tuple[int, int]] = {}
     for k, page in enumerate(pages.pages, start=1):
         for block in page:
             first, _ = spans.get(block.key, (k, k))
             spans[block.key] = (first, k)
-    count = len(pages.pages)
-    comments = tuple(
-        _render_continuation(k, count, _listing(page, items, spans, k), page, request_id)
-        for k, page in enumerate(pages.pages, start=1)
+    listings = [_listing(page, items, spans, k) for k, page in enumerate(kept, start=1)]
+    # What was left out is pointed at the last comment, which says so.
+    last = len(kept)
+    spans = {key: (min(first, last), min(end, last)) for key, (first, end) in spans.items()}
+    count = len(kept)
+    comments = [
+        _render_continuation(k, count, listing, page, request_id)
+        for k, (listing, page) in enumerate(zip(listings, kept, strict=True), start=1)
+    ]
+    if left_out:
+        comments[-1] = comments[-1].replace(
+            _CONTINUATION_MARKER, _left_out_note(left_out, request_id) + _CONTINUATION_MARKER
+        )
+    return tuple(comments), spans
+
+
+def _left_out_note(pages: Sequence[Sequence[_Block]], request_id: str) -> str:
+    """Say what the comments past MAX_CONTINUATIONS would have held, and where it is kept."""
+    blocks = [block for page in pages for block in page]
+    entries = clip(
+        "; ".join(dict.fromkeys(block.entry for block in blocks)), _LEFT_OUT_LISTING_LIMIT
     )
-    return comments, spans
+    chars = sum(len(block.text) for block in blocks)
+    return (
+        f"**Left out:** {len(pages)} more continuation comments (about {chars:,} characters:"
+        f" {entries}) were not posted. ticketproxy posts at most {MAX_CONTINUATIONS}"
+        " continuation comments per request, so that one large request cannot use up the"
+        " GitHub write budget every other ticket shares. The whole request is kept in"
+        f" ticketproxy's store (request {code(request_id)}); ask the operator for it, or answer"
+        " from what is shown.\n\n"
+    )
 
 
 def _pack_segment(item: _Item, segment: _Segment, pages: _Pages) -> None:

@@ -15,6 +15,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ticketing.json_depth import too_deep
 from ticketing.render.markdown import block_text, escape_inline
 from ticketing.render.snippets import fence
 from ticketing.request import Message, ToolCall
@@ -82,6 +83,8 @@ def _pretty_arguments(call: ToolCall) -> str:
     try:
         parsed = json.loads(call.arguments)
     except (ValueError, RecursionError):  # not JSON, or nested deeper than json can read
+        return call.arguments
+    if too_deep(parsed):  # indenting recurses, two frames a level: show it as it came
         return call.arguments
     return json.dumps(parsed, indent=2, ensure_ascii=False)
 
