@@ -14,8 +14,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from auth.review_decision import Command, CommandSource
+from ticketing.json_depth import MAX_JSON_DEPTH, too_deep
 
-__all__ = ["commands_in"]
+__all__ = ["commands_in", "unreadable_json"]
 
 # A fenced code block anywhere in the text (CommonMark: ``` or ~~~, closed by the same run).
 _FENCED_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*\n(.*?)^ {0,3}\1[`~]*[ \t]*$", re.M | re.S)
@@ -84,6 +85,26 @@ def commands_in(content: str | None, tool_calls: Sequence[tuple[str, str]]) -> t
             for command in _commands_in_object(value):
                 _add(found, command)
     return tuple(found.values())
+
+
+def unreadable_json(content: str | None) -> bool:
+    """Say whether the text holds JSON nested too deep to be read for commands.
+
+    Such JSON could hide a command from the review policy, which reads commands only from
+    JSON it can parse: the release refuses it instead (fail closed).
+    """
+    for candidate in _json_candidates(content or ""):
+        if not candidate.lstrip().startswith(("{", "[")):
+            continue
+        try:
+            value = json.loads(candidate, strict=False)
+        except RecursionError:
+            return True
+        except ValueError:
+            continue
+        if too_deep(value, MAX_JSON_DEPTH):
+            return True
+    return False
 
 
 def _add(found: dict[str, Command], command: Command) -> None:

@@ -689,3 +689,21 @@ def test_tool_call_arguments_nested_past_the_limit_are_refused_before_schema_che
         arguments = {"filename": "a", "contents": "b", "options": arguments}
     [problem] = refusal(call(**arguments), with_tools())
     assert f"nested more than {MAX_JSON_DEPTH} levels deep" in problem
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 5_000])
+def test_command_hidden_in_json_too_deep_to_read_is_refused_not_released_unreviewed(
+    depth: int,
+) -> None:
+    """Text answers whose JSON nests too deep for the review policy to read fail closed."""
+    hidden = '{"command": {"name": "execute_shell", "args": {"command_line": "rm -rf /"}}}'
+    text = "[" * depth + hidden + "]" * depth
+    [problem] = refusal(text, with_tools())
+    assert f"nested more than {MAX_JSON_DEPTH} levels deep" in problem
+    assert "cannot check for commands" in problem
+
+
+def test_json_at_the_depth_limit_in_a_text_answer_is_still_released() -> None:
+    """JSON in an answer that nests no deeper than the limit is read and released."""
+    text = "[" * (MAX_JSON_DEPTH - 1) + "1" + "]" * (MAX_JSON_DEPTH - 1)
+    assert release(text, with_tools()).content == text

@@ -10,7 +10,8 @@ import hashlib
 from dataclasses import dataclass
 
 from auth.review_decision import Command
-from ticketing.commands import commands_in
+from ticketing.commands import commands_in, unreadable_json
+from ticketing.json_depth import MAX_JSON_DEPTH
 from ticketing.release.blocks import read_calls, split_answer
 from ticketing.release.calls import call_problems
 from ticketing.release.content import check_content, cut_at_stop, length_problems
@@ -70,6 +71,11 @@ def _prepare(text: str, request: ChatRequest, seed: str) -> Release | Refusal:
     problems += length_problems(content, request)
     if content is not None and not encodable(content):
         problems.append("the answer holds an unpaired surrogate character; remove it.")
+    if unreadable_json(content):
+        problems.append(
+            f"the answer holds JSON nested more than {MAX_JSON_DEPTH} levels deep, which"
+            " ticketproxy cannot check for commands that need review; flatten it."
+        )
     if problems:
         return Refusal(tuple(dict.fromkeys(problems)))
     tool_calls = tuple(
