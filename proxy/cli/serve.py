@@ -16,6 +16,7 @@ from pathlib import Path
 from aiohttp import web
 
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
+from proxy.access_log import AccessLog
 from proxy.app import create_app
 from proxy.embedded import (
     BOT_LOGIN,
@@ -56,7 +57,10 @@ async def serve(settings: Settings) -> None:
         bot_login = BOT_LOGIN
     try:
         # Inside the try: a setting refused while building the app still stops the sandbox.
-        runner = web.AppRunner(create_app(settings, bot_login=bot_login))
+        # Credentials in URLs (a desk token sent as ?token=) are redacted from the access log.
+        runner = web.AppRunner(
+            create_app(settings, bot_login=bot_login), access_log_class=AccessLog
+        )
         try:
             await runner.setup()
             site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)
