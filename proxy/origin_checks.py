@@ -28,6 +28,7 @@ Refusals are 403 and 415 in the route's own envelope: OpenAI's on ``/v1``, the d
 from __future__ import annotations
 
 import ipaddress
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
@@ -38,6 +39,8 @@ from aiohttp.typedefs import Middleware
 from .errors import APIError, Forbidden, UnsupportedMediaType
 from .settings import Settings
 from .webhook import WEBHOOK_PATH
+
+log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # Probes send whatever Host they were configured with; these two reveal nothing a page wants.
@@ -136,6 +139,13 @@ def origin_checks(settings: Settings) -> Middleware:
         reason = None
         if request.path not in PROBE_PATHS and request.path != WEBHOOK_PATH:
             reason = policy.host_refusal(host)
+            if reason is not None:
+                # Told to the operator too: a load balancer's unlisted name looks the same.
+                log.warning(
+                    "refused a request addressed to %r, not a name of this server: if it is "
+                    "one, add it to TICKETPROXY_ALLOWED_HOSTS",
+                    host,
+                )
         if reason is None:
             reason = policy.origin_refusal(request.headers.get(hdrs.ORIGIN), host=host)
         if reason is not None:

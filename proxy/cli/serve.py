@@ -68,6 +68,13 @@ async def serve(settings: Settings) -> None:
             base = f"{_bound_url(runner)}/v1"
             if not settings.api_keys:
                 log.warning("no client API keys (TICKETPROXY_API_KEYS): listening on loopback only")
+            if settings.host in {"0.0.0.0", "::"} and not settings.allowed_hosts:  # noqa: S104
+                log.warning(
+                    "listening on every interface: requests addressed by a name other than "
+                    "localhost%s are refused (DNS-rebinding guard); list the names clients "
+                    "use in TICKETPROXY_ALLOWED_HOSTS",
+                    "" if settings.desk_url is None else " or TICKETPROXY_DESK_URL's host",
+                )
             log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
             if sandbox is not None and identity is not None:
                 print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)

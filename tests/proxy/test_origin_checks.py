@@ -8,6 +8,7 @@ that nothing happened on GitHub.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -98,8 +99,11 @@ async def nothing_opened(stack: Stack) -> bool:
 # --- DNS rebinding: a foreign Host ------------------------------------------------------------
 
 
-async def test_dns_rebinding_host_is_refused_on_the_desk(stack: Stack) -> None:
+async def test_dns_rebinding_host_is_refused_on_the_desk(
+    stack: Stack, caplog: pytest.LogCaptureFixture
+) -> None:
     """A page that rebinds its own name to 127.0.0.1 cannot read the pending tickets."""
+    caplog.set_level(logging.WARNING, logger="proxy.origin_checks")
     status, body = await send(
         stack, "GET", "/desk/api/tickets", headers={"Host": f"{EVIL}:{port(stack)}"}
     )
@@ -107,6 +111,8 @@ async def test_dns_rebinding_host_is_refused_on_the_desk(stack: Stack) -> None:
     assert set(body) == {"error"}
     assert "DNS rebinding" in body["error"]
     assert "TICKETPROXY_ALLOWED_HOSTS" in body["error"]
+    # The operator is told too, in case the name was a load balancer's.
+    assert any(EVIL in r.getMessage() and "ALLOWED_HOSTS" in r.getMessage() for r in caplog.records)
 
 
 async def test_dns_rebinding_host_is_refused_on_the_api(open_stack: Stack) -> None:
