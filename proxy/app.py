@@ -45,6 +45,7 @@ from .handlers import (
 from .health import healthz, readyz
 from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
+from .origin_checks import origin_checks
 from .routing import RouteTable, load_routes
 from .settings import Settings
 from .upstream import upstream_session
@@ -75,7 +76,14 @@ def create_app(
     settings say, and Redis if ``settings.redis_url`` is set.
     """
     app = web.Application(
-        middlewares=[request_ids, openai_errors, client_keys(settings.api_keys)],
+        # Host, Origin and content type before the client key: a page a browser was tricked
+        # into sending is refused whatever it carries.
+        middlewares=[
+            request_ids,
+            openai_errors,
+            origin_checks(settings),
+            client_keys(settings.api_keys),
+        ],
         client_max_size=settings.max_body_bytes,
     )
     app[SETTINGS] = settings

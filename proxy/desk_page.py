@@ -10,8 +10,11 @@ non-extractable key and signs there, so these routes only ever serve what the is
 
 Access: with no desk token configured the desk answers loopback clients only (a browser on
 this machine); with ``TICKETPROXY_DESK_TOKEN`` set it answers whoever presents that token as
-``Authorization: Bearer <token>`` or ``?token=<token>``. The desk is for editors, not agents,
-so the client API keys of ``/v1`` do not open it.
+``Authorization: Bearer <token>`` (what the page sends), the ``ticketproxy_desk_token``
+cookie, or ``?token=<token>``. The desk is for editors, not agents, so the client API keys of
+``/v1`` do not open it. Its routes only read: posting a signed comment goes from the browser
+straight to GitHub with the editor's own token, so there is nothing here to forge a request
+to (no CSRF target); :mod:`proxy.origin_checks` still refuses foreign Hosts and Origins.
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ _STATES = {
 }
 # Expired tickets stay on the list this long, read-only, so editors see what was missed.
 RECENTLY_EXPIRED = timedelta(hours=1)
+# The cookie that may carry the desk token (set by a reverse proxy's sign-in, say).
+DESK_TOKEN_COOKIE = "ticketproxy_desk_token"  # noqa: S105 (a cookie name, not a secret)
 _Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -94,12 +99,30 @@ def refusal(request: web.Request, settings: DeskPageSettings) -> str | None:
             "the desk answers only on this machine (loopback); set "
             f"{DESK_TOKEN_ENV} to open it to other machines with a token"
         )
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    presented = given.strip() if scheme.lower() == "bearer" else request.query.get("token", "")
+    presented = presented_token(request)
     # Constant-time, so the token cannot be guessed one character at a time.
     if presented and hmac.compare_digest(presented.encode(), settings.token.encode()):
         return None
-    return f"the desk needs its token ({DESK_TOKEN_ENV}) as a bearer token or ?token="
+    return (
+        f"the desk needs its token ({DESK_TOKEN_ENV}) as `Authorization: Bearer <token>`, "
+        f"the {DESK_TOKEN_COOKIE} cookie, or ?token= (open the page as /desk/#token=<token>)"
+    )
+
+
+def presented_token(request: web.Request) -> str:
+    """Return the desk token a request carries: bearer header, then cookie, then ``?token=``.
+
+    The query is the last resort (curl, old links): addresses end up in logs and histories,
+    so the page takes its token from ``#token=``, which browsers never send, and sends it as
+    a header. The access log redacts ``?token=`` all the same.
+    """
+    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and given.strip():
+        return given.strip()
+    cookie = request.cookies.get(DESK_TOKEN_COOKIE, "")
+    if cookie:
+        return cookie
+    return request.query.get("token", "")
 
 
 def _guarded(handler: _Handler) -> _Handler:

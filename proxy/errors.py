@@ -8,10 +8,12 @@
     └── APIError               answered as {"error": {"message", "type", "param", "code"}}
         ├── InvalidRequest     400 invalid_request_error
         ├── Unauthorized       401 invalid_api_key
+        ├── Forbidden          403 a Host or Origin this server does not answer (a browser attack)
         ├── NotFound           404 (unknown route or model)
         ├── MethodNotAllowed   405
         ├── RequestTimeout     408: the body did not arrive in time
         ├── PayloadTooLarge    413
+        ├── UnsupportedMediaType 415 a JSON endpoint sent something other than JSON
         ├── RateLimited        429 with retry-after (also GitHub back-pressure)
         └── UpstreamUnavailable 502: an upstream-routed model did not answer
 
@@ -76,6 +78,13 @@ class Unauthorized(APIError):
     type = "invalid_request_error"
 
 
+class Forbidden(APIError):
+    """The request comes through a name or from a page this server does not answer."""
+
+    status = 403
+    type = "invalid_request_error"
+
+
 class NotFound(APIError):
     """The route or the model does not exist."""
 
@@ -103,6 +112,13 @@ class PayloadTooLarge(APIError):
     """The body is larger than the configured limit."""
 
     status = 413
+    type = "invalid_request_error"
+
+
+class UnsupportedMediaType(APIError):
+    """A JSON endpoint was sent a body that does not say it is JSON."""
+
+    status = 415
     type = "invalid_request_error"
 
 

@@ -4,7 +4,8 @@
 ``logger``, ``message`` and, when the line was logged while serving a request,
 ``request_id`` (plus ``exc_info`` for a traceback). The id comes from a context variable
 that the ``request_ids`` middleware sets, so every line logged by a handler, or by a task it
-starts, carries the id without each call having to pass it.
+starts, carries the id without each call having to pass it. Either way, credentials in URLs
+are redacted from every line (:func:`proxy.access_log.redact_credentials`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TextIO
 
+from proxy.access_log import redact_credentials
 from proxy.settings import Settings
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
@@ -43,15 +45,15 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname,
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": redact_credentials(record.getMessage()),
         }
         request_id = getattr(record, "request_id", None)
         if request_id is not None:
             line["request_id"] = request_id
         if record.exc_info:
-            line["exc_info"] = self.formatException(record.exc_info)
+            line["exc_info"] = redact_credentials(self.formatException(record.exc_info))
         elif record.exc_text:
-            line["exc_info"] = record.exc_text
+            line["exc_info"] = redact_credentials(record.exc_text)
         if record.stack_info:
             line["stack_info"] = self.formatStack(record.stack_info)
         # ensure_ascii keeps each record on one line whatever the message holds.
@@ -67,7 +69,7 @@ class TextFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """Return the text line for ``record``."""
-        text = super().format(record)
+        text = redact_credentials(super().format(record))
         request_id = getattr(record, "request_id", None)
         # Many messages already name their request; say it once.
         if request_id is not None and request_id not in record.getMessage():

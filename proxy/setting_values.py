@@ -13,6 +13,7 @@ from proxy.errors import ConfigError
 DESK_TOKEN_ENV = "TICKETPROXY_DESK_TOKEN"  # noqa: S105 (a variable name, not a secret)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 LOG_FORMATS = ("text", "json")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789-.")
 _REPO_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 
 
@@ -65,6 +66,46 @@ def parse_desk_url(value: str | None) -> str | None:
             " https://tickets.example.com/desk/"
         )
     return value if value.endswith("/") else value + "/"
+
+
+def parse_allowed_hosts(value: str | None) -> tuple[str, ...]:
+    """Return the host names in ``TICKETPROXY_ALLOWED_HOSTS``: names, ``.suffix`` or ``*``."""
+    names = tuple(n.strip().lower().rstrip(".") for n in (value or "").split(",") if n.strip())
+    for name in names:
+        bare = name.removeprefix(".")
+        if name != "*" and (not bare or not set(bare) <= _HOST_CHARS):
+            raise ConfigError(
+                f"TICKETPROXY_ALLOWED_HOSTS holds {name!r}, which is not a host name: list the "
+                "names clients reach this server by, without scheme or port, e.g. "
+                "TICKETPROXY_ALLOWED_HOSTS=tickets.example.com,.internal.example.com"
+            )
+    return names
+
+
+def parse_allowed_origins(value: str | None) -> tuple[str, ...]:
+    """Return the origins in ``TICKETPROXY_ALLOWED_ORIGINS``, each ``scheme://host[:port]``."""
+    origins = []
+    for raw in (n.strip() for n in (value or "").split(",")):
+        if not raw:
+            continue
+        parsed = urlsplit(raw)
+        try:
+            parsed.port  # noqa: B018 (a malformed port raises here)
+        except ValueError:
+            parsed = urlsplit("")
+        if parsed.scheme not in {"http", "https"} or not parsed.hostname or raw != _origin(raw):
+            raise ConfigError(
+                f"TICKETPROXY_ALLOWED_ORIGINS holds {raw!r}, which is not an origin: give "
+                "scheme://host[:port] as a browser sends it in Origin, without path or slash, "
+                "e.g. https://tickets.example.com"
+            )
+        origins.append(raw.lower())
+    return tuple(origins)
+
+
+def _origin(raw: str) -> str:
+    parsed = urlsplit(raw)
+    return f"{parsed.scheme}://{parsed.netloc}"
 
 
 def parse_redis_url(value: str | None) -> str | None:

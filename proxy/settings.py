@@ -18,6 +18,8 @@ from proxy.github_app_settings import read_github_app
 from proxy.routing import upstream_key_variables
 from proxy.setting_values import (
     log_settings,
+    parse_allowed_hosts,
+    parse_allowed_origins,
     parse_api_keys,
     parse_desk_token,
     parse_desk_url,
@@ -91,6 +93,11 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     # Bearer token the answer page asks for; None: it answers loopback clients only.
     desk_token: str | None = field(default=None, repr=False)
+    # Host names the server answers besides its own, TICKETPROXY_DESK_URL's and localhost
+    # (a name behind a load balancer, say); "*" turns the Host check off. See origin_checks.
+    allowed_hosts: tuple[str, ...] = ()
+    # Browser origins allowed besides the server's own (scheme://host[:port]).
+    allowed_origins: tuple[str, ...] = ()
     # What the log shows (a logging level name) and how ("text" or "json" lines).
     log_level: str = "INFO"
     log_format: str = "text"
@@ -185,6 +192,8 @@ class Settings:
             desk_url=parse_desk_url(environ.get("TICKETPROXY_DESK_URL")),
             metrics_token=parse_metrics_token(environ.get("TICKETPROXY_METRICS_TOKEN")),
             desk_token=parse_desk_token(environ.get("TICKETPROXY_DESK_TOKEN")),
+            allowed_hosts=parse_allowed_hosts(environ.get("TICKETPROXY_ALLOWED_HOSTS")),
+            allowed_origins=parse_allowed_origins(environ.get("TICKETPROXY_ALLOWED_ORIGINS")),
             log_level=log_level,
             log_format=log_format,
             upstream_keys={name: environ[name] for name in key_variables if name in environ},

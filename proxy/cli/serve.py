@@ -16,6 +16,7 @@ from pathlib import Path
 from aiohttp import web
 
 from embedded_github import RunningSandbox, Sandbox, load_sandbox_config, start_sandbox
+from proxy.access_log import AccessLog
 from proxy.app import create_app
 from proxy.embedded import (
     BOT_LOGIN,
@@ -56,7 +57,10 @@ async def serve(settings: Settings) -> None:
         bot_login = BOT_LOGIN
     try:
         # Inside the try: a setting refused while building the app still stops the sandbox.
-        runner = web.AppRunner(create_app(settings, bot_login=bot_login))
+        # Credentials in URLs (a desk token sent as ?token=) are redacted from the access log.
+        runner = web.AppRunner(
+            create_app(settings, bot_login=bot_login), access_log_class=AccessLog
+        )
         try:
             await runner.setup()
             site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)
@@ -64,6 +68,13 @@ async def serve(settings: Settings) -> None:
             base = f"{_bound_url(runner)}/v1"
             if not settings.api_keys:
                 log.warning("no client API keys (TICKETPROXY_API_KEYS): listening on loopback only")
+            if settings.host in {"0.0.0.0", "::"} and not settings.allowed_hosts:  # noqa: S104
+                log.warning(
+                    "listening on every interface: requests addressed by a name other than "
+                    "localhost%s are refused (DNS-rebinding guard); list the names clients "
+                    "use in TICKETPROXY_ALLOWED_HOSTS",
+                    "" if settings.desk_url is None else " or TICKETPROXY_DESK_URL's host",
+                )
             log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
             if sandbox is not None and identity is not None:
                 print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)

@@ -243,8 +243,12 @@ async function start() {
   const params = new URLSearchParams(location.search);
   // A ticket links here as /desk/?ticket=N: open that issue's waiting ticket at once.
   const linked = /^[1-9][0-9]{0,9}$/.test(params.get("ticket") || "") ? params.get("ticket") : null;
-  if (params.has("token")) {
-    sessionStorage.setItem("ticketproxy-desk-token", params.get("token"));
+  // The desk token comes as /desk/#token=T: a fragment never reaches a server or its logs.
+  // ?token=T (older links) still works, though the address was sent, and logged redacted.
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("token") || params.get("token");
+  if (given) sessionStorage.setItem("ticketproxy-desk-token", given);
+  if (fragment.has("token") || params.has("token")) {
     // Out of the address bar and history, so the token is not shared with a screenshot.
     const kept = linked ? `?ticket=${linked}` : "";
     history.replaceState(null, "", location.pathname + kept);

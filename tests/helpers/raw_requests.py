@@ -10,6 +10,8 @@ import aiohttp
 from tests.helpers.stack import CLIENT_KEY, Stack
 
 AUTH = {"Authorization": f"Bearer {CLIENT_KEY}"}
+# What the openai client sends: its key, and a body said to be JSON.
+JSON_AUTH = {**AUTH, "Content-Type": "application/json"}
 
 
 async def raw(
@@ -20,11 +22,15 @@ async def raw(
     data: bytes | io.BytesIO | None = None,
     headers: Any = None,
 ) -> tuple[int, dict[str, Any], Any]:
-    """Send one raw request to the proxy and return status, headers and JSON body."""
+    """Send one raw request to the proxy and return status, headers and JSON body.
+
+    Without ``headers`` it sends the client key and ``Content-Type: application/json``, as
+    the openai client does.
+    """
     url = stack.base_url.removesuffix("/v1") + path
     async with (
         aiohttp.ClientSession() as session,
-        session.request(method, url, data=data, headers=headers or AUTH) as response,
+        session.request(method, url, data=data, headers=headers or JSON_AUTH) as response,
     ):
         headers = {name.lower(): value for name, value in response.headers.items()}
         return response.status, headers, await response.json(content_type=None)

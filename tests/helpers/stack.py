@@ -25,6 +25,7 @@ from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, SandboxConfig, WebhookTarget
+from proxy.access_log import AccessLog
 from proxy.app import DESK, create_app
 from proxy.settings import Settings
 from ticketing.desk import Desk
@@ -227,7 +228,9 @@ async def start_stack(
         heartbeat_interval=0.2,
     )
     settings = replace(settings, **overrides)
-    runner = web.AppRunner(create_app(settings, clock=clock, bot_login=bot_login))
+    runner = web.AppRunner(
+        create_app(settings, clock=clock, bot_login=bot_login), access_log_class=AccessLog
+    )
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()

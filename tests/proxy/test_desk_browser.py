@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 from collections.abc import AsyncIterator
@@ -24,7 +25,7 @@ from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from tests.helpers.agent_runs import signed_claims, wait_for_step
-from tests.helpers.desk_page import PROMPT, desk_url
+from tests.helpers.desk_page import PROMPT, desk_url, start_desk_stack
 from tests.helpers.drafting import DRAFT, drafted, start_draft_stack
 from tests.helpers.review_flow import DANGEROUS, SHELL
 from tests.helpers.stack import REPO, Stack, stop_stack
@@ -289,3 +290,41 @@ async def test_editor_answers_the_second_step_of_an_agent_run_from_the_page(
     posted = [c.body for c in await desk_stack.comments(1) if c.user.login == "alice"][-1]
     assert answer in posted
     assert signed_claims(posted)["aud"] == f"{REPO}#1/2"
+
+
+async def test_desk_token_in_the_fragment_never_reaches_the_server(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Opened as /desk/#token=T, the page lists tickets and no request carries T in its URL."""
+    token = "desk-token-in-the-fragment-0123456789"
+    stack = await start_desk_stack(github_sandbox, sandbox_config, tmp_path, desk_token=token)
+    caplog.set_level(logging.INFO, logger="aiohttp.access")
+    sent: list[str] = []
+    pending = asyncio.create_task(
+        stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    )
+    try:
+        await stack.wait_for_issue(1)
+        async with playwright_api.async_playwright() as driver:
+            browser = await driver.chromium.launch(
+                executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+            )
+            try:
+                page = await browser.new_page()
+                page.on("request", lambda r: sent.append(r.url))
+                await page.goto(desk_url(stack) + f"#token={token}")
+                await page.locator("li[data-number='1']").wait_for()
+                shown = page.url
+            finally:
+                await browser.close()
+    finally:
+        pending.cancel()
+        await asyncio.gather(pending, return_exceptions=True)
+        await stop_stack(stack)
+    assert token not in shown
+    assert sent
+    assert not [url for url in sent if token in url]
+    assert not [r for r in caplog.records if token in r.getMessage()]

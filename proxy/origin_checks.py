@@ -1,0 +1,212 @@
+"""Requests a browser was tricked into sending: foreign ``Host``, foreign ``Origin``, non-JSON.
+
+ticketproxy on loopback is a local web service that any page the editor opens can reach, so
+it checks what a browser cannot forge, as Jupyter and other local servers do:
+
+- **Host** (DNS rebinding: a page on ``evil.example`` re-points its own name at 127.0.0.1 and
+  then reads the desk as if it were its own origin). A host *name* must be one this server
+  is known by: its listening host, ``TICKETPROXY_DESK_URL``'s host, ``localhost``, or one of
+  ``TICKETPROXY_ALLOWED_HOSTS`` (``.example.com`` takes its subdomains, ``*`` turns the check
+  off). An address literal (``127.0.0.1:8080``, ``[::1]``, a pod's IP) passes: no DNS answer
+  stands behind it, so it cannot be rebound. ``/healthz`` and ``/readyz`` are not checked
+  (probes send whatever name they were given, and these say only "up" and "ready"), nor is
+  the GitHub webhook (GitHub sends the public name it was given; the HMAC signature is its
+  authentication).
+- **Origin** (cross-site requests): a browser names the page that sent a request; when it
+  does, it must be this server's own origin (the ``Host`` the request came to),
+  ``TICKETPROXY_DESK_URL``'s, or one of ``TICKETPROXY_ALLOWED_ORIGINS``. Agents and probes
+  send no ``Origin`` and pass.
+- **JSON content type** on every POST but the webhook: a page may POST ``text/plain``
+  cross-site without a CORS preflight, but not ``application/json``, so requiring it keeps a
+  page from opening tickets and spending GitHub's write budget. The openai client (and so
+  LangChain and AutoGPT) sends ``application/json``.
+
+Refusals are 403 and 415 in the route's own envelope: OpenAI's on ``/v1``, the desk's
+``{"error": ...}`` on ``/desk``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from aiohttp import hdrs, web
+from aiohttp.typedefs import Middleware
+
+from .errors import APIError, Forbidden, UnsupportedMediaType
+from .settings import Settings
+from .webhook import WEBHOOK_PATH
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Probes send whatever Host they were configured with; these two reveal nothing a page wants.
+PROBE_PATHS = frozenset({"/healthz", "/readyz"})
+# Names that only ever mean this machine: no outside DNS answer can stand behind them.
+LOOPBACK_NAMES = frozenset({"localhost"})
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_NO_STORE = {"Cache-Control": "no-store"}
+
+
+@dataclass(frozen=True)
+class OriginPolicy:
+    """Which host names and browser origins this server answers."""
+
+    names: frozenset[str]
+    suffixes: tuple[str, ...] = ()
+    any_host: bool = False
+    origins: frozenset[tuple[str, str, int]] = frozenset()
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OriginPolicy:
+        """Gather the names and origins from the listening host, the desk URL and the lists."""
+        names = set(LOOPBACK_NAMES)
+        listening = _hostname(settings.host)
+        if listening is not None and not _is_address(listening):
+            names.add(listening)
+        origins = {_split_origin(origin) for origin in settings.allowed_origins}
+        if settings.desk_url is not None:
+            desk = urlsplit(settings.desk_url)
+            names.add((desk.hostname or "").rstrip("."))
+            origins.add(_split_origin(f"{desk.scheme}://{desk.netloc}"))
+        allowed = settings.allowed_hosts
+        return cls(
+            names=frozenset(names | {n for n in allowed if not n.startswith((".", "*"))}),
+            suffixes=tuple(n for n in allowed if n.startswith(".")),
+            any_host="*" in allowed,
+            origins=frozenset(o for o in origins if o is not None),
+        )
+
+    def host_refusal(self, host: str | None) -> str | None:
+        """Return why a request to ``host`` (the Host header) is refused, or None."""
+        if host is None or self.any_host:
+            # Browsers always send Host; a client that sends none is not a rebinding page.
+            return None
+        name = _hostname(host)
+        if name is not None and (
+            _is_address(name)
+            or name in self.names
+            or name.endswith(self.suffixes)
+            or f".{name}" in self.suffixes
+        ):
+            return None
+        return (
+            f"this ticketproxy does not answer requests addressed to the host {host!r} (a page "
+            "using DNS rebinding would send one). Reach it by its own address, or add the name "
+            "to TICKETPROXY_ALLOWED_HOSTS (or set TICKETPROXY_DESK_URL to it)."
+        )
+
+    def origin_refusal(self, origin: str | None, *, host: str | None) -> str | None:
+        """Return why a request sent by the page ``origin`` to ``host`` is refused, or None."""
+        if origin is None:
+            return None
+        split = _split_origin(origin)
+        if split is not None and (split in self.origins or _same_origin(split, host)):
+            return None
+        return (
+            f"requests from web pages of another origin ({origin!r}) are refused: a page you "
+            "visit must not use this ticketproxy on your behalf. To let a page of yours call "
+            "it, add its origin to TICKETPROXY_ALLOWED_ORIGINS."
+        )
+
+
+def content_type_refusal(request: web.Request) -> str | None:
+    """Return why a POST body is refused for not saying it is JSON, or None."""
+    if request.method != hdrs.METH_POST or request.path == WEBHOOK_PATH:
+        return None
+    if request.match_info.http_exception is not None:
+        # An unknown route or method: the router's own 404 or 405 says more.
+        return None
+    if hdrs.CONTENT_TYPE in request.headers and request.content_type.lower() == "application/json":
+        return None
+    sent = request.headers.get(hdrs.CONTENT_TYPE, "none")
+    return (
+        f"{request.path} takes a JSON body: send `Content-Type: application/json` (this "
+        f"request said {sent!r}; a web page can send text/plain across sites, JSON it cannot)."
+    )
+
+
+def origin_checks(settings: Settings) -> Middleware:
+    """Return the middleware that refuses foreign Hosts, foreign Origins and non-JSON POSTs."""
+    policy = OriginPolicy.from_settings(settings)
+
+    @web.middleware
+    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+        host = request.headers.get(hdrs.HOST)
+        reason = None
+        if request.path not in PROBE_PATHS and request.path != WEBHOOK_PATH:
+            reason = policy.host_refusal(host)
+            if reason is not None:
+                # Told to the operator too: a load balancer's unlisted name looks the same.
+                log.warning(
+                    "refused a request addressed to %r, not a name of this server: if it is "
+                    "one, add it to TICKETPROXY_ALLOWED_HOSTS",
+                    host,
+                )
+        if reason is None:
+            reason = policy.origin_refusal(request.headers.get(hdrs.ORIGIN), host=host)
+        if reason is not None:
+            return _refuse(request, Forbidden(reason, code="origin_not_allowed"))
+        reason = content_type_refusal(request)
+        if reason is not None:
+            return _refuse(request, UnsupportedMediaType(reason, code="unsupported_content_type"))
+        return await handler(request)
+
+    return check
+
+
+def _refuse(request: web.Request, error: APIError) -> web.StreamResponse:
+    if request.path == "/desk" or request.path.startswith("/desk/"):
+        # The desk's own JSON shape, as its other refusals have.
+        return web.json_response({"error": error.message}, status=error.status, headers=_NO_STORE)
+    raise error
+
+
+def _hostname(host: str) -> str | None:
+    """Return the lower-case name or address in a Host value (no port, no brackets)."""
+    try:
+        parsed = urlsplit(f"//{host}")
+        parsed.port  # noqa: B018 (a malformed port raises here)
+    except ValueError:
+        return None
+    name = parsed.hostname
+    return None if not name else name.rstrip(".")
+
+
+def _is_address(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def _split_origin(origin: str) -> tuple[str, str, int] | None:
+    """Return an origin's (scheme, host, port), the port made explicit; None if malformed."""
+    try:
+        parsed = urlsplit(origin.strip())
+        port = parsed.port
+    except ValueError:
+        return None
+    scheme = parsed.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parsed.hostname:
+        # Includes Origin: null, which sandboxed frames and file:// pages send.
+        return None
+    return scheme, parsed.hostname.rstrip("."), port or _DEFAULT_PORTS[scheme]
+
+
+def _same_origin(origin: tuple[str, str, int], host: str | None) -> bool:
+    """Say whether ``origin`` names the host and port the request was sent to."""
+    if host is None:
+        return False
+    scheme, name, port = origin
+    try:
+        parsed = urlsplit(f"//{host}")
+        host_port = parsed.port or _DEFAULT_PORTS[scheme]
+    except ValueError:
+        return False
+    # Either scheme: behind a TLS-terminating proxy the page is https, the request plain.
+    return (parsed.hostname or "").rstrip(".") == name and host_port == port
