@@ -379,6 +379,27 @@ async def test_secret_in_the_prompt_is_redacted_before_the_drafting_model_sees_i
     assert "my key is" in sent.body["messages"][0]["content"]
 
 
+async def test_secret_in_a_tool_description_is_redacted_before_the_drafting_model_sees_it(
+    draft_stack: Stack, stub: UpstreamStub
+) -> None:
+    """Tools are agent text too: their descriptions and schemas reach the model redacted."""
+    secret = "sk_" + "live_4eC39HqLyjWDarjtT1zdp7dc"
+    tool = {
+        "type": "function",
+        "function": {
+            "name": "charge",
+            "description": f"Charges with {secret}.",
+            "parameters": {"type": "object", "properties": {"key": {"const": secret}}},
+        },
+    }
+    pending = ask(draft_stack, tools=[tool], stop=[secret])
+    await drafted(draft_stack)
+    pending.cancel()
+    [sent] = stub.received
+    assert secret not in json.dumps(sent.body)
+    assert sent.body["tools"][0]["function"]["description"] == "Charges with [redacted Stripe key]."
+
+
 async def test_desk_page_carries_the_posted_draft_to_sign(draft_stack: Stack) -> None:
     """The answer page's API gives the draft's exact text, its model and sha256."""
     pending = ask(draft_stack)

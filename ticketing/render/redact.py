@@ -2,50 +2,33 @@
 
 Agents paste whatever their tools returned into the conversation: API keys, tokens and
 private keys end up in prompts. A ticket is read by many people (and on a public
-repository, by anyone), so known secret shapes are replaced before rendering, and the
-ticket says where. The request kept in the local store is not changed: answers are
-checked against what the agent really sent.
+repository, by anyone), so known secret shapes (:mod:`ticketing.render.secret_patterns`)
+are replaced before rendering, and the ticket says which kinds and where. Every piece of
+agent text a ticket can show is covered: messages and their tool calls, the tools offered
+(names, descriptions, JSON Schemas), the response format's schema, stop sequences,
+``metadata``, ``user`` and the model's name. The title, step comments, continuations, the
+answer page and the drafting model all start from the redacted request. The request kept in
+the local store is not changed: answers are checked against what the agent really sent.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
-from ticketing.request import ChatRequest, Message, ToolCall
+from ticketing.render.secret_patterns import DEFAULT_PATTERNS, SecretPattern
+from ticketing.request import ChatRequest, Message, ResponseFormat, ToolCall, ToolSpec
 
-
-@dataclass(frozen=True)
-class SecretPattern:
-    """A named shape of secret."""
-
-    name: str
-    pattern: re.Pattern[str]
-
-
-DEFAULT_PATTERNS: tuple[SecretPattern, ...] = tuple(
-    SecretPattern(name, re.compile(regex))
-    for name, regex in (
-        (
-            "private key",
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|$)",
-        ),
-        ("Anthropic API key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
-        ("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}"),
-        ("GitHub token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-        ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-        ("Slack token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-        ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}\b"),
-        ("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-        ("bearer token", r"(?i)(?<=\bbearer )[A-Za-z0-9._~+/=-]{20,}"),
-        (
-            "password in a URL",
-            r"(?<=://)[^/\s:@]{1,64}:[^/\s@]{1,128}(?=@)",
-        ),
-    )
-)
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "Redaction",
+    "SecretPattern",
+    "describe_redactions",
+    "redact_request",
+    "redact_text",
+]
 
 
 @dataclass(frozen=True)
@@ -56,49 +39,126 @@ class Redaction:
     where: str
 
 
+def _secret_span(match: re.Match[str]) -> tuple[int, int]:
+    """Return the span to replace: the first capture group that matched, else the match."""
+    for group in range(1, (match.re.groups or 0) + 1):
+        if match.start(group) >= 0:
+            return match.span(group)
+    return match.span()
+
+
 def redact_text(
     text: str, *, where: str, patterns: Sequence[SecretPattern] = DEFAULT_PATTERNS
 ) -> tuple[str, list[Redaction]]:
     """Replace every secret in ``text`` with a visible placeholder; report what was replaced."""
     found: list[Redaction] = []
     for secret in patterns:
+        if secret.hints and not any(hint in text.lower() for hint in secret.hints):
+            continue
 
-        def placeholder(_: re.Match[str], kind: str = secret.name) -> str:
+        def placeholder(match: re.Match[str], kind: str = secret.name) -> str:
             found.append(Redaction(kind=kind, where=where))
-            return f"[redacted {kind}]"
+            start, end = _secret_span(match)
+            whole = match.group()
+            offset = match.start()
+            return f"{whole[: start - offset]}[redacted {kind}]{whole[end - offset :]}"
 
         text = secret.pattern.sub(placeholder, text)
     return text, found
+
+
+class _Redactor:
+    """Redact the pieces of one request, collecting what was replaced."""
+
+    def __init__(self, patterns: Sequence[SecretPattern]) -> None:
+        self.patterns = patterns
+        self.found: list[Redaction] = []
+
+    def text(self, text: str, where: str) -> str:
+        shown, hits = redact_text(text, where=where, patterns=self.patterns)
+        self.found += hits
+        return shown
+
+    def optional(self, text: str | None, where: str) -> str | None:
+        return None if text is None else self.text(text, where)
+
+    def json(self, value: Any, where: str) -> Any:
+        """Redact every string of a JSON value, keys included (a schema is agent text too)."""
+        if isinstance(value, str):
+            return self.text(value, where)
+        if isinstance(value, Mapping):
+            shown: dict[str, Any] = {}
+            for key, item in value.items():
+                name = self.text(key, where) if isinstance(key, str) else key
+                while name in shown:  # two keys redacted alike must both stay
+                    name = f"{name}'"
+                shown[name] = self.json(item, where)
+            return shown
+        if isinstance(value, list | tuple):
+            return [self.json(item, where) for item in value]
+        return value
+
+    def message(self, message: Message, where: str) -> Message:
+        calls = tuple(
+            ToolCall(
+                id=self.text(call.id, where),
+                name=self.text(call.name, where),
+                arguments=self.text(call.arguments, where),
+            )
+            for call in message.tool_calls
+        )
+        return replace(
+            message,
+            content=self.text(message.content, where),
+            name=self.optional(message.name, where),
+            tool_calls=calls,
+            tool_call_id=self.optional(message.tool_call_id, where),
+        )
+
+    def tool(self, tool: ToolSpec) -> ToolSpec:
+        name = self.text(tool.name, "tool names")
+        where = f"tool {name}"
+        return replace(
+            tool,
+            name=name,
+            description=self.text(tool.description, where),
+            parameters=self.json(tool.parameters, where),
+        )
+
+    def response_format(self, fmt: ResponseFormat | None) -> ResponseFormat | None:
+        if fmt is None:
+            return None
+        where = "response format"
+        schema = None if fmt.schema is None else self.json(fmt.schema, where)
+        return replace(fmt, name=self.optional(fmt.name, where), schema=schema)
 
 
 def redact_request(
     request: ChatRequest, *, patterns: Sequence[SecretPattern] = DEFAULT_PATTERNS
 ) -> tuple[ChatRequest, tuple[Redaction, ...]]:
     """Return the request as a ticket may show it, and the list of redactions made."""
-    found: list[Redaction] = []
-    messages: list[Message] = []
-    for index, message in enumerate(request.messages, start=1):
-        where = f"message {index}"
-        content, hits = redact_text(message.content, where=where, patterns=patterns)
-        found += hits
-        calls: list[ToolCall] = []
-        for call in message.tool_calls:
-            arguments, hits = redact_text(call.arguments, where=where, patterns=patterns)
-            found += hits
-            calls.append(replace(call, arguments=arguments))
-        messages.append(replace(message, content=content, tool_calls=tuple(calls)))
+    redactor = _Redactor(patterns)
+    model = redactor.text(request.model, "model")
+    messages = tuple(
+        redactor.message(message, f"message {index}")
+        for index, message in enumerate(request.messages, start=1)
+    )
     metadata: dict[str, str] = {}
     for key, value in request.metadata.items():
-        metadata[key], hits = redact_text(value, where=f"metadata {key}", patterns=patterns)
-        found += hits
-    user = request.user
-    if user is not None:
-        user, hits = redact_text(user, where="user", patterns=patterns)
-        found += hits
-    return (
-        replace(request, messages=tuple(messages), metadata=metadata, user=user),
-        tuple(found),
+        # The note names the field: the key is shown redacted, like the value.
+        name = redactor.text(key, "metadata keys")
+        metadata[name] = redactor.text(value, f"metadata {name}")
+    shown = replace(
+        request,
+        model=model,
+        messages=messages,
+        metadata=metadata,
+        user=redactor.optional(request.user, "user"),
+        tools=tuple(redactor.tool(tool) for tool in request.tools),
+        response_format=redactor.response_format(request.response_format),
+        stop=tuple(redactor.text(stop, "stop sequences") for stop in request.stop),
     )
+    return shown, tuple(redactor.found)
 
 
 def describe_redactions(found: Sequence[Redaction]) -> str | None:
