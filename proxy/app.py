@@ -13,7 +13,6 @@ from datetime import timedelta
 
 from aiohttp import web
 
-from auth.keyring import KeyringSource
 from auth.policy import ReviewPolicy
 from ticketing.clock import Clock, Sleep, utc_now
 from ticketing.desk import Desk, DeskSettings
@@ -47,6 +46,7 @@ from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
 from .routing import RouteTable, load_routes
 from .settings import Settings
+from .startup import open_keyring
 from .upstream import upstream_session
 from .webhook import WEBHOOK_PATH, github_webhook
 
@@ -90,6 +90,9 @@ def create_app(
     policy = ReviewPolicy.load_or_default(settings.review_policy_path)
 
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
+        # First: a keyring that is missing (or a directory) stops the start before anything
+        # is opened, with the variable and the fix.
+        keyring = open_keyring(settings)
         store = store_factory(settings)
         coordinator = coordinator_factory(settings)
         github = github_factory(settings, clock=clock, sleep=sleep)
@@ -99,7 +102,7 @@ def create_app(
         desk = Desk(
             store=store,
             github=github,
-            keyring=KeyringSource(settings.keyring_path).current,
+            keyring=keyring.current,
             settings=DeskSettings(
                 repo=settings.github_repo,
                 poll_interval=settings.poll_interval,
