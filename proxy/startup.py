@@ -1,4 +1,4 @@
-"""What ``serve`` checks as it starts: the keyring file, and variables nobody reads.
+"""What ``serve`` checks as it starts: the keyring file.
 
 Each check tells the operator the variable, the path and the fix, instead of an errno.
 """
