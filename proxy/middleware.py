@@ -14,7 +14,15 @@ from aiohttp.typedefs import Middleware
 
 from ticketing.errors import GitHubError, GitHubUnavailable
 
-from .errors import APIError, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, Unauthorized
+from .errors import (
+    APIError,
+    GitHubRefused,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Unauthorized,
+)
 from .logs import current_request_id
 
 log = logging.getLogger(__name__)
@@ -33,6 +41,21 @@ def error_response(error: APIError, *, request_id: str) -> web.Response:
     if isinstance(error, RateLimited):
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
     return web.json_response(error.envelope(), status=error.status, headers=headers)
+
+
+def github_refused(exc: GitHubError) -> GitHubRefused:
+    """Return the 500 a client gets when GitHub refused its ticket, with the operator's fix."""
+    if exc.misconfigured:
+        return GitHubRefused(
+            f"ticketproxy cannot open tickets on GitHub: {exc}. The operator must fix "
+            "ticketproxy's GitHub settings; retrying this request will not help.",
+            code="github_misconfigured",
+        )
+    return GitHubRefused(
+        f"GitHub refused to open the ticket for this request ({exc}); retrying it will not "
+        "help. The operator has been told (see ticketproxy's log).",
+        code="github_error",
+    )
 
 
 @web.middleware
@@ -73,16 +96,9 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
             request_id=request_id,
         )
     except GitHubError as exc:
+        # Not back-pressure: a 429 here had agents retry a bad token or repository forever.
         log.error("request_id=%s GitHub error: %s", request_id, exc)
-        return error_response(
-            RateLimited(
-                "The human desk could not open a ticket on GitHub; the operator has been told "
-                "(see ticketproxy's log). Retry later.",
-                retry_after=60,
-                code="github_error",
-            ),
-            request_id=request_id,
-        )
+        return error_response(github_refused(exc), request_id=request_id)
     except web.HTTPRequestEntityTooLarge as exc:
         return error_response(
             PayloadTooLarge(
