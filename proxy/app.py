@@ -46,7 +46,7 @@ from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
 from .routing import RouteTable, load_routes
 from .settings import Settings
-from .startup import open_keyring
+from .startup import check_github, open_keyring
 from .upstream import upstream_session
 from .webhook import WEBHOOK_PATH, github_webhook
 
@@ -99,6 +99,7 @@ def create_app(
         desk_bot_login = bot_login
         if desk_bot_login is None and github.app is not None:
             desk_bot_login = await app_bot_login(github)
+        await check_github(github)
         desk = Desk(
             store=store,
             github=github,

@@ -1,17 +1,23 @@
-"""What ``serve`` checks as it starts: the keyring file.
+"""What ``serve`` checks as it starts: the keyring file, and GitHub's view of the settings.
 
 Each check tells the operator the variable, the path and the fix, instead of an errno.
 """
 
 from __future__ import annotations
 
+import logging
+
 from auth.errors import KeyringError
 from auth.keyring import KeyringSource
+from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.github.client import GitHubClient
 
 from .errors import ConfigError
 from .settings import Settings
 
 KEYRING_VARIABLE = "TICKETPROXY_KEYRING"
+
+log = logging.getLogger(__name__)
 
 
 def open_keyring(settings: Settings) -> KeyringSource:
@@ -38,3 +44,21 @@ def open_keyring(settings: Settings) -> KeyringSource:
     except (KeyringError, OSError) as exc:
         detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ConfigError(f"cannot use the keyring ({where}): {detail}") from None
+
+
+async def check_github(github: GitHubClient) -> None:
+    """Log an error naming the fix if GitHub refuses the credentials or the repository.
+
+    The server still starts (the fix may be made on GitHub's side), but ``/readyz`` answers
+    503 with the same reason until a GitHub call succeeds.
+    """
+    try:
+        await github.check_repository()
+    except GitHubUnavailable as exc:
+        log.warning("could not check %s on GitHub at start-up: %s", github.repo_name, exc)
+    except GitHubError as exc:
+        log.error(
+            "GitHub refuses ticketproxy's settings: %s. Every request will fail and /readyz "
+            "answers 503 until this is fixed",
+            exc,
+        )

@@ -34,8 +34,11 @@ class GitHubError(TicketingError):
 
     @property
     def misconfigured(self) -> bool:
-        """Say whether GitHub refused the credentials or the repository (401, 403, 404)."""
-        return not isinstance(self, GitHubUnavailable) and self.status in (401, 403, 404)
+        """Say whether GitHub refused the credentials or the repository (401, 403, 404, 410).
+
+        410 Gone is GitHub's answer to an issue call on a repository with Issues turned off.
+        """
+        return not isinstance(self, GitHubUnavailable) and self.status in (401, 403, 404, 410)
 
 
 class GitHubUnavailable(GitHubError):
