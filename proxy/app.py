@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
@@ -16,7 +17,7 @@ from aiohttp import web
 from auth.policy import ReviewPolicy
 from ticketing.clock import Clock, Sleep, utc_now
 from ticketing.desk import Desk, DeskSettings
-from ticketing.errors import GitHubError
+from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import GitHubClient
 
 from .desk_factories import (
@@ -131,6 +132,9 @@ def create_app(
     app[OPENING] = Openings()
     # On shutdown, before any cleanup: no ticket opening outlives the desk it runs on.
     app.on_shutdown.append(cancel_openings)
+    # Then waiting clients are told to retry at once: aiohttp would otherwise wait for their
+    # handlers (shutdown_timeout) before the desk stops and releases them.
+    app.on_shutdown.append(release_waiting_clients)
     app.cleanup_ctx.append(desk_context)
     # After the desk, so it stops first: no draft is posted to a desk that has stopped.
     app.cleanup_ctx.append(drafter_context(settings, DESK))
@@ -153,6 +157,25 @@ def create_app(
     install_metrics(app, token=settings.metrics_token)
     app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app
+
+
+async def release_waiting_clients(app: web.Application) -> None:
+    """Tell the clients still waiting to retry, and log what is left pending for next time."""
+    desk = app.get(DESK)
+    if desk is None:
+        return
+    released = desk.release_waiting()
+    try:
+        pending = desk.store.count_pending()
+    except (sqlite3.Error, TicketingError) as exc:
+        log.info("shutting down: told %d waiting client(s) to retry (%s)", released, exc)
+        return
+    log.info(
+        "shutting down: told %d waiting client(s) to retry (they re-attach once a server is "
+        "back); %d ticket(s) left pending, resumed at the next start",
+        released,
+        pending,
+    )
 
 
 async def app_bot_login(github: GitHubClient) -> str | None:

@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.errors import DeskStopped, GitHubError, GitHubUnavailable
 
 from .errors import (
     APIError,
@@ -33,6 +33,8 @@ CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
 # Routes that speak OpenAI and need a client key.
 _API_PREFIXES = ("/v1/", "/models")
+# Seconds a client told "stopping" waits before retrying: about a restart's length.
+STOPPING_RETRY_AFTER = 5
 
 
 def error_response(error: APIError, *, request_id: str) -> web.Response:
@@ -82,6 +84,12 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         return await handler(request)
     except APIError as error:
         return error_response(error, request_id=request_id)
+    except DeskStopped as exc:
+        # Shutting down before the 200 went out: a retry re-attaches once a server is back.
+        return error_response(
+            RateLimited(str(exc), retry_after=STOPPING_RETRY_AFTER, code="ticketproxy_stopping"),
+            request_id=request_id,
+        )
     except GitHubUnavailable as exc:
         # Back-pressure is a 429: the openai client and AutoGPT retry it; a 503 would
         # stop AutoGPT's agent.
