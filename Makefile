@@ -1,8 +1,11 @@
 # The README's two commands: `make run` and `make test`. Both work on a fresh clone
-# with only Python 3.11+ installed: they create .venv and install what they need.
+# with only Python 3.11+ installed: they create .venv and install what each needs.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+# Two stamps: serving needs only the runtime dependencies (a quick `make run` on a fresh
+# clone); lint, types, tests and benches need the [test] extra (mypy, Playwright, LangChain).
+RUNTIME_STAMP := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
 PACKAGES := proxy ticketing auth embedded_github
 
@@ -12,13 +15,18 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+$(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(RUNTIME_STAMP)
+
+# The [test] extra includes the runtime, so it stamps both.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	touch $(RUNTIME_STAMP) $(STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(RUNTIME_STAMP)
 	$(BIN)/ticketproxy serve
 
 lint: $(STAMP)

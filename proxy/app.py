@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
 from aiohttp import web
 
-from auth.keyring import KeyringSource
 from auth.policy import ReviewPolicy
 from ticketing.clock import Clock, Sleep, utc_now
 from ticketing.desk import Desk, DeskSettings
-from ticketing.errors import GitHubError
+from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import GitHubClient
 
 from .desk_factories import (
@@ -48,6 +48,7 @@ from .middleware import client_keys, openai_errors, request_ids
 from .origin_checks import origin_checks
 from .routing import RouteTable, load_routes
 from .settings import Settings
+from .startup import check_github, open_keyring
 from .upstream import upstream_session
 from .webhook import WEBHOOK_PATH, github_webhook
 
@@ -98,16 +99,20 @@ def create_app(
     policy = ReviewPolicy.load_or_default(settings.review_policy_path)
 
     async def desk_context(app: web.Application) -> AsyncIterator[None]:
+        # First: a keyring that is missing (or a directory) stops the start before anything
+        # is opened, with the variable and the fix.
+        keyring = open_keyring(settings)
         store = store_factory(settings)
         coordinator = coordinator_factory(settings)
         github = github_factory(settings, clock=clock, sleep=sleep)
         desk_bot_login = bot_login
         if desk_bot_login is None and github.app is not None:
             desk_bot_login = await app_bot_login(github)
+        await check_github(github)
         desk = Desk(
             store=store,
             github=github,
-            keyring=KeyringSource(settings.keyring_path).current,
+            keyring=keyring.current,
             settings=DeskSettings(
                 repo=settings.github_repo,
                 poll_interval=settings.poll_interval,
@@ -135,6 +140,9 @@ def create_app(
     app[OPENING] = Openings()
     # On shutdown, before any cleanup: no ticket opening outlives the desk it runs on.
     app.on_shutdown.append(cancel_openings)
+    # Then waiting clients are told to retry at once: aiohttp would otherwise wait for their
+    # handlers (shutdown_timeout) before the desk stops and releases them.
+    app.on_shutdown.append(release_waiting_clients)
     app.cleanup_ctx.append(desk_context)
     # After the desk, so it stops first: no draft is posted to a desk that has stopped.
     app.cleanup_ctx.append(drafter_context(settings, DESK))
@@ -157,6 +165,25 @@ def create_app(
     install_metrics(app, token=settings.metrics_token)
     app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app
+
+
+async def release_waiting_clients(app: web.Application) -> None:
+    """Tell the clients still waiting to retry, and log what is left pending for next time."""
+    desk = app.get(DESK)
+    if desk is None:
+        return
+    released = desk.release_waiting()
+    try:
+        pending = desk.store.count_pending()
+    except (sqlite3.Error, TicketingError) as exc:
+        log.info("shutting down: told %d waiting client(s) to retry (%s)", released, exc)
+        return
+    log.info(
+        "shutting down: told %d waiting client(s) to retry (they re-attach once a server is "
+        "back); %d ticket(s) left pending, resumed at the next start",
+        released,
+        pending,
+    )
 
 
 async def app_bot_login(github: GitHubClient) -> str | None:

@@ -15,6 +15,7 @@
         ├── PayloadTooLarge    413
         ├── UnsupportedMediaType 415 a JSON endpoint sent something other than JSON
         ├── RateLimited        429 with retry-after (also GitHub back-pressure)
+        ├── GitHubRefused      500: GitHub refused the ticket; retrying will not help
         └── UpstreamUnavailable 502: an upstream-routed model did not answer
 
 Only :mod:`proxy.middleware` turns an ``APIError`` into an HTTP response, in OpenAI's error
@@ -131,6 +132,17 @@ class RateLimited(APIError):
     def __init__(self, message: str, *, retry_after: float, code: str = "rate_limit_exceeded"):
         super().__init__(message, code=code)
         self.retry_after = retry_after
+
+
+class GitHubRefused(APIError):
+    """GitHub refused to open the ticket for a reason only the operator can fix (500).
+
+    Not a 429: a client retries that forever. The openai client retries a 500 twice, then
+    gives up, and AutoGPT ends the agent on it, with this message for the person running it.
+    """
+
+    status = 500
+    type = "server_error"
 
 
 class UpstreamUnavailable(APIError):

@@ -2,9 +2,10 @@
 
 ``/healthz`` says the process serves HTTP at all (liveness: restart it if this fails).
 ``/readyz`` says whether it can do its job now (readiness: send it traffic or not): the
-ticket store answers, GitHub did not refuse the token on the last call, and the keyring file
-can be read (while it cannot, no signed comment is judged). It answers 503
-when not ready; the OpenAI routes themselves never do (back-pressure there is a 429).
+ticket store answers, GitHub did not refuse the credentials or the repository on the last
+call (the first is the start-up check of both), and the keyring file can be read (while it
+cannot, no signed comment is judged). It answers 503 when not ready, so a load balancer stops
+sending traffic that could only fail; the OpenAI routes themselves never do.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from ticketing.desk import Desk
-from ticketing.errors import GitHubError, GitHubUnavailable, TicketingError
+from ticketing.errors import TicketingError
 
 from .handlers import DESK
-
-# GitHub's answers to a bad or under-privileged token (a rate limit is not one of them).
-AUTH_STATUSES = frozenset({401, 403})
 
 
 @dataclass(frozen=True)
@@ -36,17 +34,8 @@ class Readiness:
         return not self.problems
 
 
-def is_auth_failure(error: GitHubError | None) -> bool:
-    """Say whether GitHub refused the token itself (not a rate limit or an outage)."""
-    return (
-        error is not None
-        and not isinstance(error, GitHubUnavailable)
-        and error.status in AUTH_STATUSES
-    )
-
-
 def check_readiness(desk: Desk | None) -> Readiness:
-    """Check that the store answers and that GitHub accepted the token on the last call."""
+    """Check that the store answers and that GitHub took the settings on the last call."""
     if desk is None:
         return Readiness(problems=("the ticket desk has not started",), pending=None)
     problems: list[str] = []
@@ -56,7 +45,8 @@ def check_readiness(desk: Desk | None) -> Readiness:
     except (sqlite3.Error, TicketingError) as exc:
         problems.append(f"the ticket store does not answer: {exc}")
     failure = desk.github.last_failure
-    if is_auth_failure(failure):
+    # A rate limit or an outage is back-pressure, not a reason to take traffic elsewhere.
+    if failure is not None and failure.misconfigured:
         problems.append(f"the last GitHub call failed: {failure}")
     keyring = desk.keyring_problem()
     if keyring is not None:

@@ -20,6 +20,8 @@ from typing import Any
 
 from aiohttp import web
 
+from ticketing.errors import DeskStopped
+
 log = logging.getLogger(__name__)
 
 # Stay well inside the client's read timeout: a quarter of it, never above the setting.
@@ -97,6 +99,12 @@ async def send_after_wait(
                 await response.write(framing.heartbeat)
         await response.write(render(body.result()))
         await response.write_eof()
+    except DeskStopped:
+        # The server is shutting down: the dropped connection (or the SSE error event) tells
+        # the client to retry, and its retry re-attaches to the ticket after the restart.
+        log.info("request_id=%s server stopping: told the waiting client to retry", request_id)
+        await _abandon(request, response, framing)
+        return response, False
     except ConnectionResetError:
         # The client went away (read timeout, ctrl-C). The ticket keeps waiting and its
         # answer stays in the store for the retry.
@@ -105,12 +113,7 @@ async def send_after_wait(
     except Exception:
         log.exception("request_id=%s failed after the 200 was sent", request_id)
         body.cancel()
-        if framing.failure is not None:
-            with contextlib.suppress(ConnectionResetError):
-                await response.write(framing.failure)
-                await response.write_eof()
-        elif request.transport is not None:
-            request.transport.close()
+        await _abandon(request, response, framing)
         return response, False
     finally:
         body.cancel()  # a no-op once it is done; otherwise nobody waits for it any more
@@ -119,6 +122,16 @@ async def send_after_wait(
             # it arrived), so asyncio does not log it as never retrieved.
             body.exception()
     return response, True
+
+
+async def _abandon(request: web.Request, response: web.StreamResponse, framing: Framing) -> None:
+    """End a response whose 200 is out without its body, so the client retries."""
+    if framing.failure is not None:
+        with contextlib.suppress(ConnectionResetError):
+            await response.write(framing.failure)
+            await response.write_eof()
+    elif request.transport is not None:
+        request.transport.close()
 
 
 def _wake(beat: asyncio.Future[None], _: object = None) -> None:

@@ -12,9 +12,17 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 from aiohttp.typedefs import Middleware
 
-from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.errors import DeskStopped, GitHubError, GitHubUnavailable
 
-from .errors import APIError, MethodNotAllowed, NotFound, PayloadTooLarge, RateLimited, Unauthorized
+from .errors import (
+    APIError,
+    GitHubRefused,
+    MethodNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    Unauthorized,
+)
 from .logs import current_request_id
 
 log = logging.getLogger(__name__)
@@ -25,6 +33,8 @@ CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
 # Routes that speak OpenAI and need a client key.
 _API_PREFIXES = ("/v1/", "/models")
+# Seconds a client told "stopping" waits before retrying: about a restart's length.
+STOPPING_RETRY_AFTER = 5
 
 
 def error_response(error: APIError, *, request_id: str) -> web.Response:
@@ -36,6 +46,21 @@ def error_response(error: APIError, *, request_id: str) -> web.Response:
     if error.closes_connection:
         response.force_close()
     return response
+
+
+def github_refused(exc: GitHubError) -> GitHubRefused:
+    """Return the 500 a client gets when GitHub refused its ticket, with the operator's fix."""
+    if exc.misconfigured:
+        return GitHubRefused(
+            f"ticketproxy cannot open tickets on GitHub: {exc}. The operator must fix "
+            "ticketproxy's GitHub settings; retrying this request will not help.",
+            code="github_misconfigured",
+        )
+    return GitHubRefused(
+        f"GitHub refused to open the ticket for this request ({exc}); retrying it will not "
+        "help. The operator has been told (see ticketproxy's log).",
+        code="github_error",
+    )
 
 
 @web.middleware
@@ -65,6 +90,12 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         if error.closes_connection:
             await _send_and_close(request, response)
         return response
+    except DeskStopped as exc:
+        # Shutting down before the 200 went out: a retry re-attaches once a server is back.
+        return error_response(
+            RateLimited(str(exc), retry_after=STOPPING_RETRY_AFTER, code="ticketproxy_stopping"),
+            request_id=request_id,
+        )
     except GitHubUnavailable as exc:
         # Back-pressure is a 429: the openai client and AutoGPT retry it; a 503 would
         # stop AutoGPT's agent.
@@ -79,16 +110,9 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
             request_id=request_id,
         )
     except GitHubError as exc:
+        # Not back-pressure: a 429 here had agents retry a bad token or repository forever.
         log.error("request_id=%s GitHub error: %s", request_id, exc)
-        return error_response(
-            RateLimited(
-                "The human desk could not open a ticket on GitHub; the operator has been told "
-                "(see ticketproxy's log). Retry later.",
-                retry_after=60,
-                code="github_error",
-            ),
-            request_id=request_id,
-        )
+        return error_response(github_refused(exc), request_id=request_id)
     except web.HTTPRequestEntityTooLarge as exc:
         return error_response(
             PayloadTooLarge(

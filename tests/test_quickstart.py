@@ -203,6 +203,8 @@ def test_quickstart_serves_asks_answers_and_restarts_on_the_same_data(
     assert banner.editor_token.startswith("ghp_")
     assert banner.answer_argv[:2] == [str(TICKETPROXY), "answer"]
     api_url = f"{banner.web_url}/api/v3"
+    # The start-up check of the token and repository passes for the embedded default.
+    assert get_json(f"http://127.0.0.1:{port}/readyz")["status"] == "ready"
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = ask(pool, banner.base_url, "Which command runs the tests?")

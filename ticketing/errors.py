@@ -14,7 +14,8 @@
         └── BadPayload         signed, but not the ``issue_comment`` payload GitHub documents
 
 The proxy turns ``GitHubUnavailable`` into a 429 with ``retry-after``: clients retry that,
-whereas AutoGPT stops the agent on a 500 or 503.
+whereas AutoGPT stops the agent on a 500 or 503. Any other ``GitHubError`` is not
+back-pressure, and becomes a 500 that stops the agent with the operator's fix.
 """
 
 from __future__ import annotations
@@ -30,6 +31,14 @@ class GitHubError(TicketingError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+    @property
+    def misconfigured(self) -> bool:
+        """Say whether GitHub refused the credentials or the repository (401, 403, 404, 410).
+
+        410 Gone is GitHub's answer to an issue call on a repository with Issues turned off.
+        """
+        return not isinstance(self, GitHubUnavailable) and self.status in (401, 403, 404, 410)
 
 
 class GitHubUnavailable(GitHubError):

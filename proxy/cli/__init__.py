@@ -11,6 +11,7 @@ command reads.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -23,11 +24,21 @@ from proxy.cli.keys import keygen
 from proxy.cli.parser import build_parser
 from proxy.cli.review import review
 from proxy.cli.serve import run_sandbox, serve
-from proxy.cli.variables import LOG_VARIABLES, PATH_VARIABLES, TOKEN_VARIABLES, only, without
+from proxy.cli.variables import (
+    LOG_VARIABLES,
+    PATH_VARIABLES,
+    TOKEN_VARIABLES,
+    ReadNames,
+    only,
+    unknown_variables,
+    without,
+)
 from proxy.errors import ProxyError
 from proxy.logs import configure_logging
 from proxy.settings import Settings
 from ticketing.errors import TicketingError
+
+log = logging.getLogger("ticketproxy")
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -37,7 +48,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     try:
         configure_logging(Settings.from_env(only(env, LOG_VARIABLES)))
         if args.command == "serve":
-            settings = Settings.from_env(env).with_listen(args.host, args.port)
+            read = ReadNames(env)
+            settings = Settings.from_env(read).with_listen(args.host, args.port)
+            _warn_unknown_variables(env, read.names)
             settings.check_exposure()
             asyncio.run(serve(settings))
         elif args.command == "github-sandbox":
@@ -56,3 +69,11 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         print(f"ticketproxy: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _warn_unknown_variables(env: Mapping[str, str], known: set[str]) -> None:
+    # A misspelt variable is otherwise silently ignored; its value may be a secret, so only
+    # its name is logged.
+    for name, close in unknown_variables(env, known):
+        hint = f"; did you mean {close}?" if close else ""
+        log.warning("%s is set but ticketproxy reads no such variable%s", name, hint)

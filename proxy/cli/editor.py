@@ -15,8 +15,8 @@ from pathlib import Path
 from auth.keys import load_signing_key
 from auth.roles import Act
 from auth.sign import sign_comment
-from proxy.cli.github_access import editor_errors, editor_issue
-from proxy.cli.rules import draft_to_sign, step_to_answer
+from proxy.cli.github_access import audit_comments, editor_errors, editor_issue
+from proxy.cli.rules import draft_to_sign, refuse_delivered, step_to_answer
 from proxy.errors import ProxyError
 from ticketing.clock import utc_now
 from ticketing.github.one_shot import IssueHistory, fetch_issue_once, post_comment_once
@@ -37,6 +37,10 @@ def answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
         history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
     step = step_to_answer(history, repo=repo, issue_url=args.issue_url, step=args.step)
     ticket = ticket_reference(repo, number, step)
+    if not args.force:
+        refuse_delivered(
+            history, audit_comments(history), ticket=ticket, issue_ticket=f"{repo}#{number}"
+        )
     text = _draft_text(history, ticket) if args.draft else _read_text(args.file)
     body = _signed_text(args.key, ticket, text, args)
     with editor_errors(api_url, f"issue {repo}#{number}"):

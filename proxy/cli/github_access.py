@@ -9,6 +9,7 @@ import contextlib
 from collections.abc import Iterator, Mapping
 
 from proxy.cli.rules import parse_issue_url
+from proxy.cli.variables import EDITOR_TOKEN_VARIABLE
 from proxy.errors import ProxyError
 from ticketing.audit.comments import AuditComment
 from ticketing.errors import GitHubError
@@ -19,7 +20,7 @@ from ticketing.github.one_shot import IssueHistory
 def editor_issue(args: argparse.Namespace, env: Mapping[str, str]) -> tuple[str, str, int, str]:
     """Return (API URL, OWNER/REPO, number, the editor's own token) for an issue command."""
     api_url, repo, number = parse_issue_url(args.issue_url)
-    token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_EDITOR_TOKEN")
+    token = args.token or env.get("GITHUB_TOKEN") or env.get(EDITOR_TOKEN_VARIABLE)
     if not token:
         raise ProxyError("no GitHub token: pass --token or set GITHUB_TOKEN to your own token")
     return args.api_url or api_url, repo, number, token

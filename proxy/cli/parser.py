@@ -73,7 +73,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
     )
     answer.add_argument(
-        "--step", type=_step, help="the step of the agent run to answer (default: the newest)"
+        "--step",
+        type=_step,
+        help="the step of the agent run to answer; needed once the issue holds more than one "
+        "step (never guessed), unless the URL names the step comment (default: 1)",
+    )
+    answer.add_argument(
+        "--force",
+        action="store_true",
+        help="post even though the ticket's answer was already delivered",
     )
     answer.add_argument(
         "--draft",

@@ -21,7 +21,8 @@ from ticketing.github.interface import Comment
 from ticketing.github.one_shot import IssueHistory
 from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render.drafts import DRAFT_REPLY_KIND, Draft, parse_draft_comment
-from ticketing.render.replies import NEEDS_REVIEW, REPLY_MARKER_PREFIX
+from ticketing.render.markdown import format_utc
+from ticketing.render.replies import DELIVERED, NEEDS_REVIEW, REPLY_MARKER_PREFIX
 from ticketing.render.ticket import find_step_number
 
 _ISSUE_NUMBER_RE = re.compile(r"[1-9][0-9]*")
@@ -104,6 +105,28 @@ def step_to_answer(
             "comment's URL"
         )
     return 1
+
+
+def refuse_delivered(
+    history: IssueHistory, comments: tuple[AuditComment, ...], *, ticket: str, issue_ticket: str
+) -> None:
+    """Refuse to answer ``ticket`` when the bot records its answer as already delivered.
+
+    The agent has had its answer and the issue is closed: a new one would reach nobody,
+    and the editor would not know. ``answer --force`` skips this check.
+    """
+    delivered = [
+        record
+        for record in bot_records(comments, kind=DELIVERED, bot_login=history.author_login)
+        if (record.ticket or issue_ticket) == ticket
+    ]
+    if delivered:
+        first = delivered[0]
+        raise ProxyError(
+            f"{ticket} was already answered: its answer was delivered to the agent at "
+            f"{format_utc(first.posted_at)} ({first.notice_url}), and the issue is "
+            f"{history.state}. A new answer would reach nobody; pass --force to post it anyway"
+        )
 
 
 def draft_to_sign(history: IssueHistory, ticket: str) -> tuple[Comment, Draft]:

@@ -44,6 +44,10 @@ async def _wait_for_signal() -> None:
 # clients back off for seconds at a time until their connect timeout fails them. The kernel
 # caps this at net.core.somaxconn (4096 by default since Linux 5.4).
 LISTEN_BACKLOG = 4096
+# How long a stop waits for requests still being handled. Waiting clients are released at
+# once (told to retry, see proxy.app.release_waiting_clients), so this bounds only the rest,
+# such as an upstream model's answer; aiohttp's default of 60 s made a stop take minutes.
+SHUTDOWN_TIMEOUT = 3.0
 
 
 async def serve(settings: Settings) -> None:
@@ -59,7 +63,9 @@ async def serve(settings: Settings) -> None:
         # Inside the try: a setting refused while building the app still stops the sandbox.
         # Credentials in URLs (a desk token sent as ?token=) are redacted from the access log.
         runner = web.AppRunner(
-            create_app(settings, bot_login=bot_login), access_log_class=AccessLog
+            create_app(settings, bot_login=bot_login),
+            access_log_class=AccessLog,
+            shutdown_timeout=SHUTDOWN_TIMEOUT,
         )
         try:
             await runner.setup()
@@ -79,6 +85,7 @@ async def serve(settings: Settings) -> None:
             if sandbox is not None and identity is not None:
                 print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)
             await _wait_for_signal()
+            log.info("stopping (SIGINT or SIGTERM)")
         finally:
             await runner.cleanup()
     finally:

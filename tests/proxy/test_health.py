@@ -41,23 +41,79 @@ async def test_readyz_is_ready_and_counts_pending_tickets_when_all_is_well(stack
 
 
 async def test_readyz_is_503_after_github_rejects_the_token(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """A revoked token (GitHub's 401) makes the proxy unready, naming the variable to fix."""
+    """A revoked token (GitHub's 401) is unready from the start, naming the variable to fix."""
     stack = await start_stack(
         github_sandbox, sandbox_config, tmp_path, github_token="ghp_revoked0000000000000000000000"
     )
     try:
-        assert (await get(stack, "/readyz"))[0] == 200
-        client = stack.openai()
-        with pytest.raises(openai.RateLimitError):
-            await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+        assert "GitHub refuses ticketproxy's settings" in caplog.text
+        assert "TICKETPROXY_GITHUB_TOKEN" in caplog.text
         status, body = await get(stack, "/readyz")
         assert status == 503
         assert body["status"] == "not ready"
         [problem] = body["problems"]
         assert "401" in problem
         assert "TICKETPROXY_GITHUB_TOKEN" in problem
+        client = stack.openai()
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+        assert (await get(stack, "/readyz"))[0] == 503
+    finally:
+        await stop_stack(stack)
+
+
+async def test_wrong_repository_makes_readyz_503_from_the_start_and_after_its_404s(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A repository the token cannot see is unready at start and stays so after GitHub's 404s."""
+    stack = await start_stack(github_sandbox, sandbox_config, tmp_path, github_repo="acme/nope")
+    try:
+        assert "TICKETPROXY_GITHUB_REPO" in caplog.text
+        status, body = await get(stack, "/readyz")
+        assert status == 503
+        [problem] = body["problems"]
+        assert "404" in problem
+        assert "TICKETPROXY_GITHUB_REPO" in problem
+        client = stack.openai()
+        for _ in range(2):
+            with pytest.raises(openai.InternalServerError):
+                await client.chat.completions.create(model="gpt-4o", messages=PROMPT)
+            assert (await get(stack, "/readyz"))[0] == 503
+    finally:
+        await stop_stack(stack)
+
+
+async def test_repository_with_issues_turned_off_makes_readyz_503_saying_so(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """A repository with Issues turned off cannot hold tickets: unready, naming the fix."""
+    [bot] = [user for user in sandbox_config.users if user.login == "ticketproxy-bot"]
+    headers = {"Authorization": f"token {bot.token}"}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.get(f"{github_sandbox.api_url}/repos/acme/agents", headers=headers) as response,
+    ):
+        repository = await response.json()
+    github_sandbox.sandbox.inject_fault(
+        method="GET",
+        path=r"/repos/acme/agents",
+        status=200,
+        body={**repository, "has_issues": False},
+    )
+    stack = await start_stack(github_sandbox, sandbox_config, tmp_path)
+    try:
+        status, body = await get(stack, "/readyz")
+        assert status == 503
+        [problem] = body["problems"]
+        assert "Issues are turned off on acme/agents" in problem
     finally:
         await stop_stack(stack)
 

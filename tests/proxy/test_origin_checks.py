@@ -91,8 +91,8 @@ async def nothing_opened(stack: Stack) -> bool:
     return (
         not await stack.issues()
         and stack.desk.store.count_pending() == 0
-        # The poll reads; nothing else (a write) was asked of GitHub.
-        and operations <= {"list comments"}
+        # The start-up check and the poll read; nothing else (a write) was asked of GitHub.
+        and operations <= {"get repository", "list comments"}
     )
 
 

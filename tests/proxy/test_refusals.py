@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import openai
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
@@ -64,23 +65,28 @@ async def assert_refused(
 
 
 @pytest.mark.parametrize(
-    ("status", "log_detail"),
+    ("status", "code", "detail"),
     [
-        (422, "GitHub answered 422: Validation Failed"),
-        (404, "GitHub answered 404: check TICKETPROXY_GITHUB_REPO"),
+        (
+            401,
+            "github_misconfigured",
+            "GitHub rejected the token (401 Bad credentials): check TICKETPROXY_GITHUB_TOKEN",
+        ),
+        (404, "github_misconfigured", "GitHub answered 404: check TICKETPROXY_GITHUB_REPO"),
+        (422, "github_error", "GitHub answered 422: Validation Failed"),
     ],
-    ids=["422", "404"],
+    ids=["bad-token-401", "missing-repository-404", "422"],
 )
-async def test_github_refusing_to_open_the_ticket_gives_429_github_error(
-    stack: Stack, status: int, log_detail: str, caplog: pytest.LogCaptureFixture
+async def test_github_refusing_to_open_the_ticket_is_a_500_naming_the_fix_not_back_pressure(
+    stack: Stack, status: int, code: str, detail: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """A non-retriable refusal to create the issue is a 429 github_error with a 60 s retry-after."""
+    """A refusal that waiting cannot fix is a 500 with the operator's fix, never a 429."""
     stack.sandbox.sandbox.inject_fault(
         method="POST",
         path=r"/repos/acme/agents/issues",
         status=status,
         body={
-            "message": "Validation Failed" if status == 422 else "Not Found",
+            "message": {401: "Bad credentials", 404: "Not Found"}.get(status, "Validation Failed"),
             "documentation_url": "https://docs.github.com/rest/issues/issues#create-an-issue",
         },
     )
@@ -91,18 +97,38 @@ async def test_github_refusing_to_open_the_ticket_gives_429_github_error(
         data=json.dumps({"model": "gpt-4o", "messages": PROMPT}).encode(),
         headers=JSON_AUTH,
     )
-    assert answer_status == 429
-    assert body["error"] == {
-        "message": "The human desk could not open a ticket on GitHub; the operator has been "
-        "told (see ticketproxy's log). Retry later.",
-        "type": "requests",
-        "param": None,
-        "code": "github_error",
-    }
-    assert headers["retry-after"] == "60"
+    assert answer_status == 500
+    assert body["error"]["type"] == "server_error"
+    assert body["error"]["code"] == code
+    assert detail in body["error"]["message"]
+    assert "will not help" in body["error"]["message"]
+    assert "retry-after" not in headers
     assert headers["x-request-id"].startswith("req_")
-    assert log_detail in caplog.text
+    assert detail in caplog.text
     assert await stack.issues() == []
+
+
+async def test_bad_github_token_stops_the_openai_client_instead_of_retrying_forever(
+    stack: Stack,
+) -> None:
+    """The openai client gives up on a bad token after its own two retries, with the fix."""
+    stack.sandbox.sandbox.inject_fault(
+        method="POST",
+        path=r"/repos/acme/agents/issues",
+        status=401,
+        times=10,
+        body={"message": "Bad credentials"},
+    )
+    client = stack.openai(max_retries=2)
+    with pytest.raises(openai.InternalServerError) as caught:
+        await client.chat.completions.create(model="gpt-4o", messages=PROMPT)  # type: ignore[arg-type]
+    assert "TICKETPROXY_GITHUB_TOKEN" in str(caught.value)
+    posts = [
+        r
+        for r in stack.sandbox.sandbox.requests
+        if r.method == "POST" and r.path.endswith("/issues")
+    ]
+    assert len(posts) <= 3
 
 
 async def test_right_key_under_a_basic_scheme_is_a_401(stack: Stack) -> None:

@@ -181,6 +181,10 @@ class Desk:
         await self._listener.start()
         self._finder.start()
 
+    def release_waiting(self) -> int:
+        """Tell every waiting client to retry (DeskStopped) and take no new one; count them."""
+        return self._waiters.stop()
+
     async def stop(self) -> None:
         """Stop polling and finish queued GitHub writes."""
         await self._finder.stop()

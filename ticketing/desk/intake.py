@@ -15,6 +15,7 @@ from datetime import datetime
 
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
+from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.interface import GitHubIssues
 from ticketing.github.times import format_github_time
 from ticketing.github.write_kinds import Guard
@@ -71,7 +72,8 @@ class Intake:
         """Return the ticket for this request, opening an issue only if none is live.
 
         ``thread_name`` is a run the client named. Raises GitHubUnavailable when GitHub
-        cannot take the issue now; the ticket is kept, so the retry resumes it.
+        cannot take the issue now; the ticket is kept, so the retry resumes it. Any other
+        GitHubError ends the ticket (expired) before it is raised.
         """
         delivered = self._delivered.recent(request.key)
         if delivered is not None:
@@ -110,14 +112,36 @@ class Intake:
                     ticket.state,
                 )
             assert ticket is not None
-            if ticket.state is TicketState.CREATING and ticket.step > 1:
-                ticket = await self._create_step(ticket, request, fresh=fresh)
-            elif ticket.state is TicketState.CREATING:
-                ticket = await self._create_issue(ticket, request, fresh=fresh)
+            if ticket.state is TicketState.CREATING:
+                ticket = await self._create(ticket, request, fresh=fresh)
             self._poke()
         # Wakes the replica holding the poll lease, should it be idle.
         self._announcer.announce(ticket.id)
         return ticket
+
+    async def _create(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> Ticket:
+        """Put a "creating" ticket on GitHub; end it if GitHub refuses for good.
+
+        A refusal that waiting cannot fix (a bad token, a missing repository) ends the
+        ticket, so it is not resumed at every start; the client's retry, once the operator
+        has fixed the settings, opens a new one. GitHubUnavailable keeps it for the retry.
+        """
+        try:
+            if ticket.step > 1:
+                return await self._create_step(ticket, request, fresh=fresh)
+            return await self._create_issue(ticket, request, fresh=fresh)
+        except GitHubUnavailable:
+            raise
+        except GitHubError as exc:
+            # Expired without a word on GitHub: there is no issue (or step) to say it on.
+            if self._store.expire(ticket.id, now=self._clock()):
+                log.warning(
+                    "request_id=%s ticket %d ended: GitHub refused to open it (%s)",
+                    ticket.request_id,
+                    ticket.id,
+                    exc,
+                )
+            raise
 
     def _reusable(self, ticket: Ticket | None, now: datetime) -> bool:
         if ticket is None:

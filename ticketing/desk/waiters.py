@@ -129,9 +129,14 @@ class Waiters:
         for ticket in self._store.overdue_tickets(self._clock()):
             self.expire(ticket)
 
-    def stop(self) -> None:
-        """Release every waiting client with DeskStopped: its retry re-attaches."""
+    def stop(self) -> int:
+        """Release every waiting client with DeskStopped (its retry re-attaches); count them.
+
+        Called first when the server shuts down, so no handler holds the shutdown up while
+        it waits for people, and again when the desk stops (then it releases nobody).
+        """
         self._stopped = True
+        released = 0
         for timer in self._deadline_timers.values():
             timer.cancel()
         self._deadline_timers.clear()
@@ -141,6 +146,8 @@ class Waiters:
             for future in self._unwatch(ticket_id):
                 if not future.done():
                     future.set_exception(DeskStopped())
+                    released += 1
+        return released
 
     def _outcome_of(self, current: Ticket) -> Outcome | None:
         """Return how a ticket ended, as the store says now, or None while it waits."""

@@ -119,6 +119,27 @@ class GitHubClient:
             )
         return f"{data['app_slug']}[bot]"
 
+    async def check_repository(self) -> None:
+        """Check that GitHub takes the credentials and shows the repository, with Issues on.
+
+        One ``GET /repos/{owner}/{repo}``: a bad token is a 401, a repository the token cannot
+        see a 404, each raised as the ``GitHubError`` that names the setting to fix.
+        """
+
+        def fetch() -> dict[str, Any]:
+            _, data = self._requester.requestJsonAndCheck("GET", f"/repos/{self.repo_name}")
+            return dict(data)
+
+        data = await self._worker.call(fetch, what="get repository")
+        if data.get("has_issues") is False:
+            # Every issue call would be refused with 410 Gone: readiness reports it from now.
+            self._worker.last_failure = error = GitHubError(
+                f"Issues are turned off on {self.repo_name}: turn them on in the repository's "
+                "settings (General, Features), or set TICKETPROXY_GITHUB_REPO to another one",
+                status=410,
+            )
+            raise error
+
     def reset_in(self, *, now: datetime) -> float | None:
         """Return the seconds until the primary rate limit resets, as GitHub last said."""
         return None if self.rate_reset is None else self.rate_reset - now.timestamp()
