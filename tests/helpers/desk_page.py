@@ -11,6 +11,8 @@ from embedded_github import RunningSandbox, SandboxConfig
 from tests.helpers.stack import Stack, start_stack
 
 PROMPT = [{"role": "user", "content": "Write the word hello into hello.txt, then finish."}]
+# The token of the guarded desk (the ``guarded_stack`` fixture); never to appear in a log.
+DESK_TOKEN = "desk-token-in-the-log-0123456789"
 
 
 async def start_desk_stack(

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
-from tests.helpers.desk_page import start_desk_stack
+from tests.helpers.desk_page import DESK_TOKEN, start_desk_stack
 from tests.helpers.stack import Stack, stop_stack
 
 
@@ -18,6 +18,20 @@ async def desk_stack(
 ) -> AsyncIterator[Stack]:
     """Yield a running ticketproxy with the desk page, open to loopback clients."""
     running = await start_desk_stack(github_sandbox, sandbox_config, tmp_path)
+    try:
+        yield running
+    finally:
+        await stop_stack(running)
+
+
+@pytest.fixture
+async def guarded_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield a running ticketproxy whose desk needs ``DESK_TOKEN``."""
+    running = await start_desk_stack(
+        github_sandbox, sandbox_config, tmp_path, desk_token=DESK_TOKEN
+    )
     try:
         yield running
     finally:

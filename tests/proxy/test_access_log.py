@@ -4,35 +4,16 @@ from __future__ import annotations
 
 import io
 import logging
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
-from embedded_github import RunningSandbox, SandboxConfig
 from proxy.access_log import REDACTED, AccessLog, redact_credentials
 from proxy.logs import make_handler
-from tests.helpers.desk_page import desk_url, start_desk_stack
-from tests.helpers.stack import Stack, stop_stack
-
-DESK_TOKEN = "desk-token-in-the-log-0123456789"
-
-
-@pytest.fixture
-async def guarded_stack(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    """Yield a running ticketproxy whose desk needs ``DESK_TOKEN``."""
-    running = await start_desk_stack(
-        github_sandbox, sandbox_config, tmp_path, desk_token=DESK_TOKEN
-    )
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
+from tests.helpers.desk_page import DESK_TOKEN, desk_url
+from tests.helpers.stack import Stack
 
 
 def access_lines(caplog: pytest.LogCaptureFixture) -> list[str]:

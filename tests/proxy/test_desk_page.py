@@ -3,35 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 
 import aiohttp
 import pytest
 
-from embedded_github import RunningSandbox, SandboxConfig
+from embedded_github import RunningSandbox
 from proxy.desk_page import DeskPageSettings
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from tests.helpers.desk_page import PROMPT, desk_url, get_json, start_desk_stack
+from tests.helpers.desk_page import DESK_TOKEN, PROMPT, desk_url, get_json
 from tests.helpers.review_flow import DANGEROUS, SHELL
-from tests.helpers.stack import CLIENT_KEY, REPO, Stack, stop_stack
-
-DESK_TOKEN = "desk-token-0123456789abcdef"
-
-
-@pytest.fixture
-async def guarded_stack(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
-) -> AsyncIterator[Stack]:
-    """Yield a running ticketproxy whose desk needs ``DESK_TOKEN``."""
-    running = await start_desk_stack(
-        github_sandbox, sandbox_config, tmp_path, desk_token=DESK_TOKEN
-    )
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
+from tests.helpers.stack import CLIENT_KEY, REPO, Stack
 
 
 async def test_pending_ticket_is_listed_as_awaiting_an_answer(desk_stack: Stack) -> None:
