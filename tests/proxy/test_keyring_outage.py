@@ -21,6 +21,14 @@ async def _readyz(stack: Stack) -> tuple[int, Any]:
         return resp.status, await resp.json()
 
 
+async def _ask(stack: Stack) -> asyncio.Task[Any]:
+    """Send the prompt through the openai client; return its pending task once issue 1 is up."""
+    client = stack.openai()
+    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    return pending
+
+
 async def _polls(stack: Stack, count: int) -> None:
     """Wait until the desk has polled ``count`` more times."""
     target = stack.desk.polls + count
@@ -36,9 +44,7 @@ async def test_answer_posted_while_the_keyring_is_half_written_is_judged_once_it
     stack: Stack,
 ) -> None:
     """A torn keyring judges nothing and says so in /readyz; the answer counts once it is whole."""
-    client = stack.openai()
-    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
-    await stack.wait_for_issue(1)
+    pending = await _ask(stack)
     keyring = stack.settings.keyring_path
     whole = keyring.read_text()
     keyring.write_text(whole[: len(whole) // 3])  # an editor's save, caught half-way
@@ -63,9 +69,7 @@ async def test_revoked_key_is_refused_even_when_the_keyring_keeps_its_old_mtime(
     stack: Stack,
 ) -> None:
     """Removing alice's key with the file's mtime kept (``cp -p``) still revokes it at once."""
-    client = stack.openai()
-    pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
-    await stack.wait_for_issue(1)
+    pending = await _ask(stack)
     keyring = stack.settings.keyring_path
     before = keyring.stat()
     data = json.loads(keyring.read_text())
