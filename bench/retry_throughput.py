@@ -7,12 +7,16 @@ process answers per second, and compares it in the same run with a bare aiohttp 
 (:mod:`bench.bare_server`, its own process too) that returns the same completion bytes with
 no work at all.
 
-Both servers are driven by the same client: ``--concurrency`` connections (default 16)
-sending the identical ``POST /v1/chat/completions`` back to back for ``--seconds`` (default
-5) after a one-second warm-up; every answer is checked to be the 200 completion. The two
-are measured alternately, ``--rounds`` times each (default 3), and the median is compared,
-so that other load on the machine hits both alike. The servers' CPU use is shown too: a
-server below ~90% of a core was waiting on the client, not the other way round.
+Both servers are driven by ``wrk`` (Debian's ``/usr/bin/wrk``, a compiled load generator in
+its own process, so that the servers, not the client, set the pace): one wrk thread,
+``--concurrency`` connections (default 16) sending the identical ``POST
+/v1/chat/completions`` back to back for ``--seconds`` (default 5) after an unmeasured
+one-second wrk run as warm-up. A small Lua script sets the method, headers and body, and its
+``response`` hook counts each answer as good only when it is a 200 whose body is the
+completion (leading heartbeat spaces aside); a single other answer or socket error fails the
+bench. The two are measured alternately, ``--rounds`` times each (default 3), and the median
+is compared, so that other load on the machine hits both alike. The servers' and wrk's CPU
+use is shown too: a server below ~90% of a core was waiting on the generator.
 
 Target: the proxy answers retries at >= 50% of the bare handler's rate. Exits 1 otherwise.
 Run: ``python -m bench.retry_throughput``.
@@ -23,10 +27,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
+import resource
 import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,6 +47,56 @@ SECONDS = 5.0
 WARM_UP = 1.0
 ROUNDS = 3
 TARGET_SHARE = 0.5
+WRK = "/usr/bin/wrk"
+# Below this share of a core the server was waiting on the load generator.
+CPU_BOUND_PERCENT = 90.0
+# The wrk script: request from files, a good/bad count per thread, one summary line at the end.
+WRK_SCRIPT = """
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local data = f:read("*a")
+  f:close()
+  return data
+end
+wrk.method = "POST"
+wrk.body = slurp(%(request)s)
+wrk.headers["Content-Type"] = "application/json"
+local expected = slurp(%(expected)s)
+local threads = {}
+function setup(thread)
+  table.insert(threads, thread)
+end
+function init(args)
+  good = 0
+  bad = 0
+  first_bad = ""
+end
+function response(status, headers, body)
+  if status == 200 and body:gsub("^%%s+", "", 1) == expected then
+    good = good + 1
+  else
+    bad = bad + 1
+    if first_bad == "" then first_bad = status .. " " .. body:sub(1, 200) end
+  end
+end
+function done(summary, latency, requests)
+  local good_all, bad_all, why = 0, 0, ""
+  for _, t in ipairs(threads) do
+    good_all = good_all + t:get("good")
+    bad_all = bad_all + t:get("bad")
+    if why == "" then why = t:get("first_bad") end
+  end
+  local e = summary.errors
+  io.write(string.format(
+    "WRK-RESULT good=%%d bad=%%d requests=%%d micros=%%d errors=%%d\\n",
+    good_all, bad_all, summary.requests, summary.duration,
+    e.connect + e.read + e.write + e.status + e.timeout))
+  if why ~= "" then io.write("WRK-FIRST-BAD " .. why .. "\\n") end
+end
+"""
+RESULT_LINE = re.compile(
+    r"WRK-RESULT good=(\d+) bad=(\d+) requests=(\d+) micros=(\d+) errors=(\d+)"
+)
 TICKET_HEADER = "x-ticketproxy-ticket"
 ANSWER = "The build is green: 212 tests passed."
 REQUEST: dict[str, Any] = {
@@ -61,6 +116,7 @@ class Run:
     requests: int
     seconds: float
     cpu_seconds: float
+    wrk_cpu_seconds: float
 
     @property
     def per_second(self) -> float:
@@ -71,6 +127,11 @@ class Run:
     def cpu_percent(self) -> float:
         """Return the server's CPU use in percent of one core."""
         return 100 * self.cpu_seconds / self.seconds
+
+    @property
+    def wrk_cpu_percent(self) -> float:
+        """Return wrk's CPU use in percent of one core."""
+        return 100 * self.wrk_cpu_seconds / self.seconds
 
 
 async def first_answer(server: ServerProcess, answer: Any) -> bytes:
@@ -85,58 +146,94 @@ async def first_answer(server: ServerProcess, answer: Any) -> bytes:
         return await resp.read()
 
 
-async def hammer(server: ServerProcess, *, concurrency: int, seconds: float, expect: bytes) -> Run:
-    """Send the request back to back on ``concurrency`` connections; count good answers.
+def write_wrk_script(workdir: Path, completion: bytes) -> Path:
+    """Write the request, the expected completion and the wrk script; return the script."""
+    request, expected = workdir / "request.json", workdir / "expected.json"
+    request.write_bytes(json.dumps(REQUEST).encode())
+    expected.write_bytes(completion)
+    script = workdir / "retry.lua"
+    # JSON string literals are valid Lua string literals for these ASCII paths.
+    script.write_text(
+        WRK_SCRIPT % {"request": json.dumps(str(request)), "expected": json.dumps(str(expected))}
+    )
+    return script
 
-    An answer is good when it is a 200 whose body is ``expect`` (leading heartbeat spaces
-    aside): comparing bytes keeps the client's own cost per request small.
+
+def children_cpu() -> float:
+    """Return the CPU seconds of this process's reaped children (wrk, once it exits)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+async def wrk(server: ServerProcess, script: Path, *, concurrency: int, seconds: float) -> str:
+    """Run wrk against ``server`` for ``seconds`` and return its output."""
+    process = await asyncio.create_subprocess_exec(
+        WRK,
+        "--threads",
+        "1",
+        "--connections",
+        str(concurrency),
+        "--duration",
+        f"{seconds:g}s",
+        "--timeout",
+        "10s",
+        "--script",
+        str(script),
+        server.url + "/v1/chat/completions",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    output = (await process.communicate())[0].decode(errors="replace")
+    if process.returncode != 0:
+        raise RuntimeError(f"wrk exited with {process.returncode}:\n{output}")
+    return output
+
+
+async def hammer(server: ServerProcess, script: Path, *, concurrency: int, seconds: float) -> Run:
+    """Load ``server`` with wrk for ``seconds`` (after a warm-up run) and count good answers.
+
+    Raises when any answer was not the 200 completion, or any socket failed.
     """
-    payload = json.dumps(REQUEST).encode()
-    headers = {"Content-Type": "application/json"}
-    url = server.url + "/v1/chat/completions"
-    done = 0
-    counting = False
-    stop = False
-
-    async def worker(http: aiohttp.ClientSession) -> None:
-        nonlocal done
-        while not stop:
-            async with http.post(url, data=payload, headers=headers) as resp:
-                body = await resp.read()
-            if resp.status != 200 or body.lstrip() != expect:
-                raise RuntimeError(f"{server.name}: a retry got {resp.status}: {body[:200]!r}")
-            if counting:
-                done += 1
-
-    connector = aiohttp.TCPConnector(limit=concurrency)
-    async with aiohttp.ClientSession(connector=connector) as http:
-        workers = [asyncio.create_task(worker(http)) for _ in range(concurrency)]
-        await asyncio.sleep(WARM_UP)
-        counting = True
-        cpu_before = server.usage().cpu_seconds
-        started = time.perf_counter()
-        await asyncio.sleep(seconds)
-        counting = False
-        elapsed = time.perf_counter() - started
-        cpu = server.usage().cpu_seconds - cpu_before
-        stop = True
-        await asyncio.gather(*workers)
-    return Run(server=server.name, requests=done, seconds=elapsed, cpu_seconds=cpu)
+    await wrk(server, script, concurrency=concurrency, seconds=WARM_UP)
+    cpu_before, wrk_before = server.usage().cpu_seconds, children_cpu()
+    output = await wrk(server, script, concurrency=concurrency, seconds=seconds)
+    cpu = server.usage().cpu_seconds - cpu_before
+    wrk_cpu = children_cpu() - wrk_before
+    found = RESULT_LINE.search(output)
+    if found is None:
+        raise RuntimeError(f"wrk printed no result line:\n{output}")
+    good, bad, requests, micros, errors = (int(g) for g in found.groups())
+    if bad or errors or good != requests:
+        raise RuntimeError(
+            f"{server.name}: {bad} answers were not the 200 completion and {errors} requests "
+            f"failed, of {requests}:\n{output}"
+        )
+    return Run(
+        server=server.name,
+        requests=good,
+        seconds=micros / 1e6,
+        cpu_seconds=cpu,
+        wrk_cpu_seconds=wrk_cpu,
+    )
 
 
 def report(runs: Sequence[Run], concurrency: int) -> list[str]:
     """Return the printed table."""
-    header = f"{'round':>5} | {'server':<6} | {'requests':>8} | {'req/s':>8} | {'server CPU %':>12}"
+    header = (
+        f"{'round':>5} | {'server':<6} | {'requests':>8} | {'req/s':>8} | "
+        f"{'server CPU %':>12} | {'wrk CPU %':>9}"
+    )
     lines = [
-        f"Retries of one answered request, {concurrency} connections, "
-        f"{runs[0].seconds:.0f} s per run",
+        f"Retries of one answered request, driven by wrk (1 thread, {concurrency} connections), "
+        f"{runs[0].seconds:.0f} s per run; every answer checked to be the 200 completion",
         header,
         "-" * len(header),
     ]
     for index, run in enumerate(runs):
         lines.append(
             f"{index // 2 + 1:>5} | {run.server:<6} | {run.requests:>8,} | "
-            f"{run.per_second:>8.0f} | {run.cpu_percent:>12.0f}"
+            f"{run.per_second:>8.0f} | {run.cpu_percent:>12.0f} | {run.wrk_cpu_percent:>9.0f}"
+            + ("" if run.cpu_percent >= CPU_BOUND_PERCENT else "  (not CPU-bound)")
         )
     return lines
 
@@ -165,6 +262,7 @@ async def run(concurrency: int, seconds: float, rounds: int) -> int:
                 raise RuntimeError(f"the first answer is not the signed one: {completion!r}")
             completion_file = workdir / "completion.json"
             completion_file.write_bytes(completion)
+            script = write_wrk_script(workdir, completion)
             bare = bare_process(completion_file, workdir=workdir)
             await bare.start()
             # Let the first answer's follow-ups (labels, closing) reach GitHub first.
@@ -173,9 +271,7 @@ async def run(concurrency: int, seconds: float, rounds: int) -> int:
             for _ in range(rounds):
                 for server in (bare, proxy):
                     runs.append(
-                        await hammer(
-                            server, concurrency=concurrency, seconds=seconds, expect=completion
-                        )
+                        await hammer(server, script, concurrency=concurrency, seconds=seconds)
                     )
             during = len(github.sandbox.requests) - seen
         finally:
@@ -189,7 +285,8 @@ async def run(concurrency: int, seconds: float, rounds: int) -> int:
     print(
         f"median: bare {bare_rate:.0f} req/s, proxy {proxy_rate:.0f} req/s: "
         f"the proxy answers retries at {100 * share:.0f}% of the bare handler's rate "
-        f"(GitHub requests made during the retry runs: {during})"
+        f"(GitHub requests made during the retry runs: {during})",
+        flush=True,
     )
     if share < TARGET_SHARE:
         print(
