@@ -8,6 +8,7 @@ the data directory and is made once, on first start.
 
 from __future__ import annotations
 
+import errno
 import ipaddress
 import secrets
 from dataclasses import dataclass, replace
@@ -27,6 +28,7 @@ from embedded_github import (
     start_sandbox,
 )
 
+from .errors import ConfigError
 from .settings import Settings
 
 BOT_LOGIN = "ticketproxy-bot"
@@ -94,8 +96,17 @@ async def start_embedded_github(
     try:
         # Always loopback: the sandbox's page lets anyone who reaches it post as any user.
         running = await start_sandbox(sandbox, host="127.0.0.1", port=settings.sandbox_port)
+    except OSError as exc:
+        sandbox.close()
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        raise ConfigError(
+            f"the embedded GitHub cannot listen on 127.0.0.1:{settings.sandbox_port}: the port"
+            " is taken (another ticketproxy serve, or another program); stop it, or set"
+            " TICKETPROXY_SANDBOX_PORT to a free port"
+        ) from None
     except BaseException:
-        # The port may be taken: do not leave the SQLite file open behind the error.
+        # Do not leave the SQLite file open behind the error.
         sandbox.close()
         raise
     return running, replace(

@@ -520,3 +520,19 @@ def test_serve_with_a_short_desk_token_exits_2_naming_it_without_a_traceback(
     err = capsys.readouterr().err
     assert "TICKETPROXY_DESK_TOKEN" in err
     assert "Traceback" not in err
+
+
+def test_embedded_github_port_clash_names_the_port_and_the_variable(
+    tmp_path: Path, occupied_ports: tuple[int, int], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A taken embedded GitHub port stops serve naming the port and TICKETPROXY_SANDBOX_PORT."""
+    port, sandbox_port = occupied_ports
+    environ = {
+        "TICKETPROXY_DATA_DIR": str(tmp_path / "data"),
+        "TICKETPROXY_SANDBOX_PORT": str(sandbox_port),
+    }
+    assert main(["serve", "--port", str(port)], environ) == 2
+    err = capsys.readouterr().err
+    assert f"127.0.0.1:{sandbox_port}" in err
+    assert "TICKETPROXY_SANDBOX_PORT" in err
+    assert "Errno" not in err
