@@ -59,6 +59,12 @@ class Sandbox:
         )
         self.webhooks = WebhookSender(self.state, targets=webhooks)
 
+    def next_issue_number(self, full_name: str) -> int:
+        """Return the number the next issue of repository ``OWNER/NAME`` gets (1 if none)."""
+        owner, _, name = full_name.partition("/")
+        repo = self.store.get_repo(owner, name)
+        return 1 if repo is None else self.store.next_issue_number(repo.id)
+
     def create_app(self, *, middlewares: Iterable[Middleware] = ()) -> web.Application:
         """Return the aiohttp application: the REST API under ``/api/v3`` and the web pages."""
         app = web.Application(middlewares=tuple(middlewares))

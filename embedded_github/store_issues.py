@@ -16,10 +16,7 @@ class IssueQueries(SandboxDatabase):
         self, repo: RepoRow, *, title: str, body: str | None, author: Author, now: int
     ) -> IssueRow:
         """Open a new issue with the next number in its repository."""
-        row = self._db.execute(
-            "SELECT COALESCE(MAX(number), 0) + 1 FROM issues WHERE repo_id = ?", (repo.id,)
-        ).fetchone()
-        number = int(row[0])
+        number = self.next_issue_number(repo.id)
         issue_id = self._next_id("issues")
         self._db.execute(
             "INSERT INTO issues (id, repo_id, number, title, body, user_login, user_id,"
@@ -29,6 +26,13 @@ class IssueQueries(SandboxDatabase):
         issue = self.get_issue(repo.id, number)
         assert issue is not None
         return issue
+
+    def next_issue_number(self, repo_id: int) -> int:
+        """Return the number the repository's next issue gets."""
+        row = self._db.execute(
+            "SELECT COALESCE(MAX(number), 0) + 1 FROM issues WHERE repo_id = ?", (repo_id,)
+        ).fetchone()
+        return int(row[0])
 
     def get_issue(self, repo_id: int, number: int) -> IssueRow | None:
         """Return an issue by repository and number."""

@@ -18,7 +18,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -219,14 +219,16 @@ def test_quickstart_serves_asks_answers_and_restarts_on_the_same_data(
 
     servers.append(Server(tmp_path, env, port, tmp_path / "second.log"))
     again = servers[1].wait_until_ready()
-    # Same data dir: the same sandbox users (tokens), the same editor key, the same keyring.
-    assert again == banner
+    # Same data dir: the same sandbox users (tokens), the same editor key, the same keyring;
+    # the printed command names the issue the next question opens, not issue 1 again.
+    assert again == replace(banner, answer_argv=banner.answer_argv_for(2))
 
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending = ask(pool, again.base_url, "And which one lints?")
         issue = wait_for_ready_issue(api_url, 2)
         assert "And which one lints?" in issue["body"]
-        run_answer(again, again.answer_argv_for(2), "Run `make lint`.\n", tmp_path)
+        assert issue["html_url"] in again.answer_argv
+        run_answer(again, again.answer_argv, "Run `make lint`.\n", tmp_path)
         assert pending.result(timeout=15) == "Run `make lint`."
 
     assert servers[1].terminate() == 0

@@ -113,6 +113,8 @@ def _banner(
     command = shlex.quote(str(script)) if script.exists() else "ticketproxy"
     key = shlex.quote(str(identity.editor_key.absolute()))
     client_key = "YOUR_CLIENT_KEY" if settings.api_keys else "unused"
+    # After a restart the repository has issues already: name the one the question opens.
+    number = sandbox.sandbox.next_issue_number(settings.github_repo)
     return (
         f"\nticketproxy is ready: OpenAI base URL {base}\n"
         f"Embedded GitHub (no TICKETPROXY_GITHUB_TOKEN set): {web_url}/ "
@@ -125,7 +127,7 @@ def _banner(
         f"Answer it as the demo editor {identity.editor.login} (a third shell; "
         f"the issue is listed at {web_url}/):\n"
         f"  echo 'Hello from a human' | GITHUB_TOKEN={identity.editor.token} "
-        f"{command} answer {web_url}/{settings.github_repo}/issues/1 --key {key}\n"
+        f"{command} answer {web_url}/{settings.github_repo}/issues/{number} --key {key}\n"
     )
 
 
