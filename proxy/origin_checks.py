@@ -27,6 +27,7 @@ Refusals are 403 and 415 in the route's own envelope: OpenAI's on ``/v1``, the d
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
@@ -64,8 +65,8 @@ class OriginPolicy:
     def from_settings(cls, settings: Settings) -> OriginPolicy:
         """Gather the names and origins from the listening host, the desk URL and the lists."""
         names = set(LOOPBACK_NAMES)
-        listening = _hostname(settings.host)
-        if listening is not None and not _is_address(listening):
+        listening, is_address = _read_host(settings.host)
+        if listening is not None and not is_address:
             names.add(listening)
         origins = {_split_origin(origin) for origin in settings.allowed_origins}
         if settings.desk_url is not None:
@@ -85,9 +86,9 @@ class OriginPolicy:
         if host is None or self.any_host:
             # Browsers always send Host; a client that sends none is not a rebinding page.
             return None
-        name = _hostname(host)
+        name, is_address = _read_host(host)
         if name is not None and (
-            _is_address(name)
+            is_address
             or name in self.names
             or name.endswith(self.suffixes)
             or f".{name}" in self.suffixes
@@ -165,23 +166,26 @@ def _refuse(request: web.Request, error: APIError) -> web.StreamResponse:
     raise error
 
 
-def _hostname(host: str) -> str | None:
-    """Return the lower-case name or address in a Host value (no port, no brackets)."""
+@functools.lru_cache(maxsize=256)
+def _read_host(host: str) -> tuple[str | None, bool]:
+    """Return the lower-case name or address in a Host value, and whether it is an address.
+
+    Cached: every request carries a Host, and a server is reached by a handful of them.
+    """
     try:
         parsed = urlsplit(f"//{host}")
         parsed.port  # noqa: B018 (a malformed port raises here)
     except ValueError:
-        return None
+        return None, False
     name = parsed.hostname
-    return None if not name else name.rstrip(".")
-
-
-def _is_address(name: str) -> bool:
+    if not name:
+        return None, False
+    name = name.rstrip(".")
     try:
         ipaddress.ip_address(name)
     except ValueError:
-        return False
-    return True
+        return name, False
+    return name, True
 
 
 def _split_origin(origin: str) -> tuple[str, str, int] | None:

@@ -256,16 +256,6 @@ class SignedComments:
     def _refuse(self, ticket: Ticket, comment: Comment, refusal: d.Refuse) -> None:
         """Count a refused signed comment and tell its author why, once."""
         self._counters.rejected[refusal.reason] += 1
-        if refusal.reply is d.Reply.LATE:
-            body = render_late_answer_reply(comment_url=comment.url, state=ticket.state.value)
-        elif refusal.reply is d.Reply.UNRELEASABLE:
-            body = render_unreleasable_reply(
-                comment_url=comment.url, author=comment.author_login, problems=refusal.problems
-            )
-        else:
-            body = render_rejection_reply(
-                comment_url=comment.url, author=comment.author_login, detail=refusal.detail
-            )
         if refusal.reply is not d.Reply.LATE:
             log.info(
                 "request_id=%s comment %d by %s refused (%s): %s",
@@ -275,16 +265,29 @@ class SignedComments:
                 refusal.kind or refusal.reason,
                 refusal.detail or "; ".join(refusal.problems),
             )
-        if refusal.kind is None:
-            return
         # One reply per comment, and a cap per ticket, so that replies cannot be used to
         # make the bot spam the repository.
-        if self._store.count_replies(ticket.id) >= self.settings.max_replies_per_ticket:
+        if refusal.kind is None or (
+            self._store.count_replies(ticket.id) >= self.settings.max_replies_per_ticket
+        ):
             return
         self._followups.reply_once(
             comment.issue_number,
-            body,
+            self._reply_body(ticket, comment, refusal),
             claim=ReplyClaim(comment_id=comment.id, ticket_id=ticket.id, kind=refusal.kind),
             reaction=REACTION_REFUSED,
             request_id=ticket.request_id,
+        )
+
+    @staticmethod
+    def _reply_body(ticket: Ticket, comment: Comment, refusal: d.Refuse) -> str:
+        """Render the bot's reply to a refused comment."""
+        if refusal.reply is d.Reply.LATE:
+            return render_late_answer_reply(comment_url=comment.url, state=ticket.state.value)
+        if refusal.reply is d.Reply.UNRELEASABLE:
+            return render_unreleasable_reply(
+                comment_url=comment.url, author=comment.author_login, problems=refusal.problems
+            )
+        return render_rejection_reply(
+            comment_url=comment.url, author=comment.author_login, detail=refusal.detail
         )
