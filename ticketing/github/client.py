@@ -78,6 +78,11 @@ class GitHubClient:
         return self._worker.requests_made
 
     @property
+    def reconnects(self) -> int:
+        """Return how often the client connected anew (with an App: bought a new token)."""
+        return self._worker.reconnects
+
+    @property
     def calls(self) -> Counter[tuple[str, str]]:
         """Return the calls made by (operation, outcome), for the proxy's metrics."""
         return self._worker.calls

@@ -10,6 +10,7 @@ outcome is unknown passes ``before_retry`` to look for the write first.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -58,6 +59,9 @@ class GitHubWorker:
         self._sleep = sleep
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="github")
         self._github, self._repo = self._connect()
+        # Reconnections so far (each buys an App a new installation token): one refused
+        # token leads to one, however many calls were refused with it.
+        self.reconnects = 0
         self.requests_made = 0
         # Read by the proxy's metrics and readiness check: calls by (operation, outcome),
         # and the failure of the last call (None once a call succeeds).
@@ -86,10 +90,18 @@ class GitHubWorker:
         )
         return client, client.get_repo(self._repo_name)
 
-    def _reconnect(self) -> None:
-        # Runs on the worker thread, like every other use of the PyGithub client.
+    def _reconnect(self, *, unless_since: int | None = None) -> None:
+        """Connect anew; with ``unless_since``, only if no one has since that connection.
+
+        Runs on the worker thread, like every other use of the PyGithub client, so reconnects
+        queued by calls that failed on the same token run one after another: the first buys
+        the new token, the others find it bought.
+        """
+        if unless_since is not None and unless_since != self.reconnects:
+            return
         stale = self._github
         self._github, self._repo = self._connect()
+        self.reconnects += 1
         stale.close()
 
     @property
@@ -115,15 +127,18 @@ class GitHubWorker:
         """Run one GitHub call on the worker thread, mapping failures to GitHubError."""
         try:
             self.requests_made += 1
+            connection = self.reconnects
             try:
                 result = await self._run(fn)
             except GithubException as exc:
                 if self._app is None or exc.status != 401:
                     raise
                 # GitHub refused the installation token before PyGithub thought it expired
-                # (clock drift, or a revoked token): buy a new one and try once more.
+                # (clock drift, or a revoked token): buy a new one and try once more. Calls
+                # queued behind this one failed with the same token: they retry on the new
+                # one rather than each buying another.
                 log.info("github %s: installation token refused, fetching a new one", what)
-                await self._run(self._reconnect)
+                await self._run(functools.partial(self._reconnect, unless_since=connection))
                 self.requests_made += 1
                 result = await self._run(fn)
         except Exception as exc:

@@ -189,3 +189,22 @@ def test_app_key_that_is_not_a_pem_private_key_is_refused_by_name() -> None:
     with pytest.raises(ConfigError, match="TICKETPROXY_GITHUB_APP_PRIVATE_KEY") as caught:
         Settings.from_env(environ)
     assert "s3cret" not in str(caught.value)
+
+
+async def test_calls_refused_with_the_same_token_reconnect_once(app_stack: Stack) -> None:
+    """Calls GitHub refuses (401) with one token lead to one new connection, not one each."""
+    await round_trip(app_stack, 1, "First answer.")
+    github = app_stack.desk.github
+    before = github.reconnects
+    app_stack.sandbox.sandbox.inject_fault(
+        method="GET",
+        path=r"/repos/acme/agents/issues",
+        status=401,
+        times=4,
+        body={"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"},
+    )
+    found = await asyncio.gather(
+        *(github.find_issue_by_marker(f"<!-- no such marker {n} -->", scan=1) for n in range(4))
+    )
+    assert found == [None] * 4
+    assert github.reconnects - before == 1
