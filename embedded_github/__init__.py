@@ -29,6 +29,7 @@ Modules:
 - ``apps``: checking an App's JWT and minting installation tokens.
 - ``webhooks``: signed ``issue_comment`` deliveries, in the background, as GitHub sends them.
 - ``web_pages``: plain HTML pages: repositories, issues, one issue and a comment form.
+- ``markdown_html``: markdown rendered as GitHub shows it, sanitised; the desk uses it too.
 - ``timestamps``: GitHub's timestamps, whole UTC seconds.
 - ``store``: :class:`~embedded_github.store.SandboxStore`, the SQLite store, made of:
 - ``store_database``: the schema, the connection and the id sequences;
@@ -53,6 +54,7 @@ from embedded_github.config import (
     save_sandbox_config,
 )
 from embedded_github.dispatch import RecordedRequest
+from embedded_github.markdown_html import render_markdown
 from embedded_github.server import RunningSandbox, Sandbox, start_sandbox
 from embedded_github.webhooks import WebhookDelivery, WebhookTarget
 
@@ -68,6 +70,7 @@ __all__ = [
     "WebhookDelivery",
     "WebhookTarget",
     "load_sandbox_config",
+    "render_markdown",
     "save_sandbox_config",
     "start_sandbox",
     "verify_app_jwt",

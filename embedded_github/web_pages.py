@@ -1,42 +1,37 @@
 """Plain HTML pages: the repositories and their issues, one issue, and a form to comment.
 
-Everything shown is escaped. Hidden HTML comments (the signature trailer) are shown as
-visible, muted text, since a person reviewing an answer should see what will be verified.
+Issue bodies and comments are markdown, rendered as GitHub would and sanitised by
+:mod:`embedded_github.markdown_html` (no raw HTML, safe links only); everything else shown is
+escaped. Hidden HTML comments (the signature trailer) are shown as visible, muted text, since
+a person reviewing an answer should see what will be verified. The pages run no script, and
+their Content-Security-Policy says so, as a second wall behind the sanitiser.
 """
 
 from __future__ import annotations
 
 import html
-import re
 from importlib import resources
 from string import Template
 
 from aiohttp import web
 
 from embedded_github.errors import ApiError
+from embedded_github.markdown_html import render_markdown
 from embedded_github.routes_comments import post_comment
 from embedded_github.state import SandboxState
 from embedded_github.store_rows import IssueRow, RepoRow
 from embedded_github.timestamps import format_timestamp
 
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+# No script at all, images and forms from this server only, never framed.
+PAGE_POLICY = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
+    "base-uri 'none'; frame-ancestors 'none'"
+)
 
 
 def _page_template() -> Template:
     text = resources.files(__package__).joinpath("page.html").read_text(encoding="utf-8")
     return Template(text)
-
-
-def render_text(text: str) -> str:
-    """Escape text for a ``<pre>``, showing HTML comments as muted visible text."""
-    parts: list[str] = []
-    position = 0
-    for match in _HTML_COMMENT.finditer(text):
-        parts.append(html.escape(text[position : match.start()]))
-        parts.append(f'<span class="html-comment">{html.escape(match.group(0))}</span>')
-        position = match.end()
-    parts.append(html.escape(text[position:]))
-    return "".join(parts)
 
 
 class WebPages:
@@ -55,7 +50,13 @@ class WebPages:
 
     def _page(self, title: str, content: str, *, status: int = 200) -> web.Response:
         body = self._template.substitute(title=html.escape(title), content=content)
-        return web.Response(status=status, text=body, content_type="text/html", charset="utf-8")
+        return web.Response(
+            status=status,
+            text=body,
+            content_type="text/html",
+            charset="utf-8",
+            headers={"Content-Security-Policy": PAGE_POLICY},
+        )
 
     def _error(self, status: int, message: str) -> web.Response:
         return self._page("Error", f'<p class="error">{html.escape(message)}</p>', status=status)
@@ -125,7 +126,7 @@ class WebPages:
             f"{html.escape(issue.author.login)} at {format_timestamp(issue.created_at)} "
             f"{labels}</p>",
             lock,
-            f"<pre>{render_text(issue.body or '')}</pre>",
+            f'<div class="markdown-body">{render_markdown(issue.body or "")}</div>',
         ]
         for comment in store.list_comments(repo.id, issue_number=issue.number):
             edited = ""
@@ -136,7 +137,7 @@ class WebPages:
                 f'<p class="meta"><strong>{html.escape(comment.author.login)}</strong> '
                 f"commented at {format_timestamp(comment.created_at)}{edited} · "
                 f'<a href="#issuecomment-{comment.id}">link</a></p>'
-                f"<pre>{render_text(comment.body)}</pre></article>"
+                f'<div class="markdown-body">{render_markdown(comment.body)}</div></article>'
             )
         options = "".join(
             f'<option value="{html.escape(user.login)}">{html.escape(user.login)} '

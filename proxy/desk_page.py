@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
+from embedded_github import render_markdown
 from ticketing.clock import utc_now
 from ticketing.desk import Desk, decode_release
 from ticketing.github.client import GITHUB_API_URL
@@ -220,7 +221,7 @@ def ticket_summary(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, An
 
 
 def ticket_detail(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any]:
-    """Describe one ticket: its issue body as text, the answer template and any candidate."""
+    """Describe one ticket: its body as text and as HTML, the answer template, any candidate."""
     detail = ticket_summary(desk, ticket, now=now)
     stored = desk.store.request_for(ticket.id)
     request = ChatRequest.from_json(stored) if stored else None
@@ -233,6 +234,8 @@ def ticket_detail(desk: Desk, ticket: Ticket, *, now: datetime) -> dict[str, Any
         shown, _ = redact_request(request)
         template = answer_template(shown) or ""
     detail["body"] = body
+    # The page shows this HTML as is: rendered and sanitised here, as the sandbox's page does.
+    detail["body_html"] = render_markdown(body)
     detail["template"] = template
     detail["candidate"] = None
     candidate = desk.store.pending_candidate(ticket.id)

@@ -147,7 +147,10 @@ async function openTicket(number) {
   $("ticket-link").textContent = ticket.ref;
   $("ticket-link").href = ticket.url || "#";
   $("ticket-state").textContent = ticket.state;
-  $("ticket-body").textContent = ticket.body;
+  // body_html is rendered and sanitised on the server (embedded_github.markdown_html: no raw
+  // HTML, safe links only), the same renderer as the embedded GitHub's issue page.
+  $("ticket-body").innerHTML = ticket.body_html;
+  $("ticket-source").textContent = ticket.body;
   // An expired ticket is shown read-only: nothing on it can be signed any more.
   $("read-only").hidden = !ticket.read_only;
   $("answering").hidden = ticket.read_only;

@@ -54,7 +54,7 @@ async def test_issue_page_shows_the_signature_trailer_as_muted_visible_text(
     async with aiohttp.ClientSession() as http, http.get(str(issue["html_url"])) as page:
         text = await page.text()
     assert page.status == 200
-    assert "<pre>a &amp; b</pre>" in text
+    assert "<p>a &amp; b</p>" in text
     assert f'<span class="html-comment">{TRAILER.replace("<", "&lt;").replace(">", "&gt;")}' in (
         text
     )
@@ -109,3 +109,49 @@ async def test_unknown_issue_page_is_404(github_sandbox: RunningSandbox) -> None
         http.get(github_sandbox.web_url + "/acme/agents/issues/404") as page,
     ):
         assert page.status == 404
+
+
+HOSTILE = (
+    "# Task\n\n| step | done |\n|---|---|\n| one | yes |\n\n"
+    "<script>alert(1)</script>\n\n<img src=x onerror=alert(2)>\n\n"
+    "[docs](javascript:alert(3)) [pic](data:text/html,<b>x</b>)\n"
+)
+
+
+async def _issue_page(running: RunningSandbox, config: SandboxConfig, body: str) -> tuple[str, str]:
+    """Open an issue with ``body``, comment the same body, and return the page and its CSP."""
+    bot = user(config, "ticketproxy-bot")
+    async with aiohttp.ClientSession() as http:
+        async with http.post(
+            running.api_url + ISSUES, json={"title": "t", "body": body}, headers=auth(bot)
+        ) as created:
+            issue = await created.json()
+        async with http.post(issue["comments_url"], json={"body": body}, headers=auth(bot)):
+            pass
+        async with http.get(issue["html_url"]) as page:
+            return await page.text(), page.headers["Content-Security-Policy"]
+
+
+async def test_script_in_prompt_is_not_executable_on_issue_page(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """``<script>``, ``<img onerror>`` and ``javascript:``/``data:`` links stay inert text."""
+    text, policy = await _issue_page(github_sandbox, sandbox_config, HOSTILE)
+    body = text.split("<footer>")[0]
+    assert "<script" not in body
+    assert "<img" not in body
+    assert "javascript:alert(3)" in body  # shown, as text
+    assert 'href="javascript' not in body
+    assert 'href="data' not in body
+    assert "default-src 'none'" in policy
+    assert "script-src" not in policy  # so no script runs, even one the sanitiser missed
+
+
+async def test_issue_page_renders_the_ticket_and_comments_as_github_does(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """The issue body and each comment are rendered markdown: heading, table, task list."""
+    text, _ = await _issue_page(github_sandbox, sandbox_config, HOSTILE + "\n- [x] checked\n")
+    assert text.count("<h1>Task</h1>") == 2
+    assert text.count("<table>") == 2
+    assert text.count('checked="checked" disabled="disabled" type="checkbox"> checked') == 2

@@ -328,3 +328,73 @@ async def test_desk_token_in_the_fragment_never_reaches_the_server(
     assert sent
     assert not [url for url in sent if token in url]
     assert not [r for r in caplog.records if token in r.getMessage()]
+
+
+# A prompt that runs script wherever a page passes raw HTML through: it names the page.
+ONERROR_PROMPT = [
+    {"role": "user", "content": "Fix it <img src=x onerror=\"document.title='pwned'\"> now."}
+]
+
+
+async def test_img_onerror_in_prompt_runs_no_script_on_the_issue_page_or_the_desk(
+    desk_stack: Stack,
+) -> None:
+    """The prompt's ``<img onerror>`` is inert text on both pages; the ticket's table renders.
+
+    The ticket fences the prompt, so a comment pasting it raw, with a table, is posted too:
+    the sanitiser alone stands between that comment and the issue page.
+    """
+    pending = asyncio.create_task(
+        desk_stack.openai().chat.completions.create(model="gpt-4o", messages=ONERROR_PROMPT)
+    )
+    await desk_stack.wait_for_issue(1)
+    pasted = f"{ONERROR_PROMPT[0]['content']}\n\n| a |\n|---|\n| b |\n"
+    await desk_stack.comment(1, pasted, author="alice")
+    dialogs: list[str] = []
+    async with playwright_api.async_playwright() as driver:
+        browser = await driver.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
+        )
+        try:
+            page = await browser.new_page()
+            page.on("dialog", lambda dialog: dialogs.append(dialog.message))
+            seen = []
+            for url, opened in (
+                (f"{desk_stack.sandbox.web_url}/{REPO}/issues/1", ".markdown-body table"),
+                (desk_url(desk_stack), None),
+            ):
+                await page.goto(url)
+                if opened is None:
+                    await page.click("li[data-number='1']")
+                    await page.locator("#ticket-body table").wait_for()
+                body = "#ticket-body" if opened is None else ".markdown-body"
+                seen.append(
+                    await page.evaluate(
+                        """(body) => ({
+                          title: document.title,
+                          tables: document.querySelectorAll(body + " table").length,
+                          bodies: document.querySelectorAll(body).length,
+                          images: document.querySelectorAll(body + " img").length,
+                          handlers: [...document.querySelectorAll(body + " *")].filter(
+                            (e) => [...e.attributes].some((a) => a.name.startsWith("on"))
+                          ).length,
+                          shown: [...document.querySelectorAll(body)].every(
+                            (b) => b.textContent.includes("onerror=")
+                          ),
+                        })""",
+                        body,
+                    )
+                )
+        finally:
+            await browser.close()
+    pending.cancel()
+    issue_page, desk = seen
+    assert (issue_page["bodies"], desk["bodies"]) == (2, 1)  # the issue and the comment
+    assert issue_page["tables"] >= 2
+    for page_seen in seen:
+        assert page_seen["title"] != "pwned"
+        assert page_seen["tables"] >= 1
+        assert page_seen["images"] == 0
+        assert page_seen["handlers"] == 0
+        assert page_seen["shown"] is True
+    assert dialogs == []

@@ -48,6 +48,23 @@ async def test_ticket_detail_carries_its_body_template_and_reference(desk_stack:
     assert detail["candidate"] is None
 
 
+async def test_script_in_prompt_is_not_executable_on_the_desk(desk_stack: Stack) -> None:
+    """The desk's ``body_html`` renders the ticket's tables and leaves prompt HTML inert."""
+    prompt = [{"role": "user", "content": "Hi <img src=x onerror=alert(1)><script>x()</script>"}]
+    pending = asyncio.create_task(
+        desk_stack.openai().chat.completions.create(model="gpt-4o", messages=prompt)
+    )
+    await desk_stack.wait_for_issue(1)
+    status, detail = await get_json(desk_url(desk_stack, "api/tickets/1"))
+    pending.cancel()
+    assert status == 200
+    assert "<img src=x onerror=alert(1)>" in detail["body"]  # the raw text is kept
+    assert "<table>" in detail["body_html"]
+    assert "<img" not in detail["body_html"]
+    assert "<script" not in detail["body_html"]
+    assert "&lt;img src=x onerror=alert(1)&gt;" in detail["body_html"]
+
+
 async def test_ticket_under_review_shows_the_candidate_digest_and_commands(
     desk_stack: Stack,
 ) -> None:
