@@ -3,20 +3,23 @@
 When no GitHub token is configured, ``ticketproxy serve`` starts the sandbox from
 :mod:`embedded_github` next to the proxy, with two users (the bot ticketproxy posts as,
 and a demo editor) and a keyring holding the demo editor's public key. Everything lives in
-the data directory and is made once, on first start.
+the data directory and is made once, on first start; a first start stopped half-way is
+finished by the next one (:func:`ensure_demo_identity`).
 """
 
 from __future__ import annotations
 
 import errno
 import ipaddress
+import logging
 import secrets
 from dataclasses import dataclass, replace
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from auth.errors import KeyFileError, KeyringError
 from auth.keyring import add_key_to_keyring
-from auth.keys import generate_signing_key, write_signing_key
+from auth.keys import SigningKey, generate_signing_key, load_signing_key, write_signing_key
 from auth.roles import Role
 from embedded_github import (
     RunningSandbox,
@@ -30,10 +33,13 @@ from embedded_github import (
 
 from .errors import ConfigError
 from .settings import Settings
+from .startup import KEYRING_VARIABLE
 
 BOT_LOGIN = "ticketproxy-bot"
 DEMO_EDITOR = "alice"
 DEMO_EDITOR_ID = 1001
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -47,12 +53,27 @@ class DemoIdentity:
 
 
 def ensure_demo_identity(settings: Settings) -> DemoIdentity:
-    """Create the sandbox users, the demo editor's key pair and the keyring, once."""
+    """Create the sandbox users, the demo editor's key pair and the keyring, once.
+
+    Each file is written atomically, but the set of them is not: a start stopped between
+    two (killed, or failing on an unwritable keyring) leaves some made and the rest not.
+    The next start finishes what is missing from what is there, says so in the log, and
+    never replaces or deletes a file that exists (tokens, keys and tickets stay).
+    """
     data = settings.data_dir
     data.mkdir(parents=True, exist_ok=True)
-    config_path = data / "sandbox-users.json"
-    if config_path.exists():
-        config = load_sandbox_config(config_path)
+    config = _sandbox_config(settings, data / "sandbox-users.json")
+    users = {user.login: user for user in config.users}
+    editor_key = data / f"{DEMO_EDITOR}.key"
+    _ensure_demo_key(settings, editor_key)
+    return DemoIdentity(
+        config=config, bot=users[BOT_LOGIN], editor=users[DEMO_EDITOR], editor_key=editor_key
+    )
+
+
+def _sandbox_config(settings: Settings, path: Path) -> SandboxConfig:
+    if path.exists():
+        config = load_sandbox_config(path)
     else:
         config = SandboxConfig(
             users=(
@@ -68,24 +89,55 @@ def ensure_demo_identity(settings: Settings) -> DemoIdentity:
             ),
             repos=(settings.github_repo,),
         )
-        save_sandbox_config(config_path, config)
+        save_sandbox_config(path, config)
     if settings.github_repo not in config.repos:
         config = replace(config, repos=(*config.repos, settings.github_repo))
-        save_sandbox_config(config_path, config)
-    users = {user.login: user for user in config.users}
-    editor_key = data / f"{DEMO_EDITOR}.key"
-    if not settings.keyring_path.exists() and not editor_key.exists():
+        save_sandbox_config(path, config)
+    return config
+
+
+def _ensure_demo_key(settings: Settings, editor_key: Path) -> None:
+    """Make the demo editor's key and enrol it, or enrol a key an earlier start left out."""
+    keyring = settings.keyring_path
+    if keyring.exists():
+        # The operator's keyring (or one finished earlier): never rewritten here.
+        return
+    if not editor_key.exists():
         key = generate_signing_key(login=DEMO_EDITOR)
+        # The key first, then the keyring: a start stopped in between leaves a key that the
+        # next start enrols (below), never a keyring naming a key nobody holds.
         write_signing_key(editor_key, key)
-        add_key_to_keyring(
-            settings.keyring_path,
-            key,
-            roles=(Role.EDITOR, Role.REVIEWER),
-            user_id=DEMO_EDITOR_ID,
-        )
-    return DemoIdentity(
-        config=config, bot=users[BOT_LOGIN], editor=users[DEMO_EDITOR], editor_key=editor_key
+        _enrol_demo_key(keyring, key)
+        return
+    try:
+        key = load_signing_key(editor_key)
+    except KeyFileError as exc:
+        raise ConfigError(
+            f"an earlier start stopped before the keyring ({KEYRING_VARIABLE}={keyring}) was "
+            f"written, and the demo editor's key it left cannot be read ({exc}); move "
+            f"{editor_key} away and start again to make a new demo key"
+        ) from None
+    _enrol_demo_key(keyring, key)
+    log.warning(
+        "repaired the embedded set-up: an earlier start stopped after writing the demo "
+        "editor's key %s but before the keyring; enrolled that key in %s (%s=%s)",
+        editor_key,
+        keyring,
+        KEYRING_VARIABLE,
+        keyring,
     )
+
+
+def _enrol_demo_key(keyring: Path, key: SigningKey) -> None:
+    try:
+        add_key_to_keyring(keyring, key, roles=(Role.EDITOR, Role.REVIEWER), user_id=DEMO_EDITOR_ID)
+    except (KeyringError, OSError) as exc:
+        detail = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ConfigError(
+            f"cannot write the keyring ({KEYRING_VARIABLE}={keyring}): {detail}; make its "
+            f"directory writable or point {KEYRING_VARIABLE} elsewhere, then start again: "
+            "the demo editor's key is kept and enrolled then"
+        ) from None
 
 
 async def start_embedded_github(
