@@ -120,9 +120,8 @@ def _ensure_demo_key(settings: Settings, editor_key: Path) -> None:
     _enrol_demo_key(keyring, key)
     log.warning(
         "repaired the embedded set-up: an earlier start stopped after writing the demo "
-        "editor's key %s but before the keyring; enrolled that key in %s (%s=%s)",
+        "editor's key %s but before the keyring; enrolled that key in the keyring (%s=%s)",
         editor_key,
-        keyring,
         KEYRING_VARIABLE,
         keyring,
     )
