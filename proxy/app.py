@@ -37,6 +37,7 @@ from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
 from .openai_fronts import CHAT_FRONT, LEGACY_FRONT
 from .origin_checks import origin_checks
+from .responses_front import RESPONSES_FRONT
 from .routing import RouteTable, load_routes
 from .settings import Settings
 from .startup import check_github, open_keyring
@@ -145,6 +146,7 @@ def create_app(
     # Each front: its wire module and its routes (see proxy/fronts.py).
     install_front(app, CHAT_FRONT, "/v1/chat/completions", "/chat/completions")
     install_front(app, LEGACY_FRONT, "/v1/completions", "/completions")
+    install_front(app, RESPONSES_FRONT, "/v1/responses", "/responses")
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,
