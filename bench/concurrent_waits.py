@@ -6,7 +6,7 @@ real ``ticketproxy serve`` process against an in-process sandbox GitHub, opens N
 waits until every one has its 200 (its ticket exists, heartbeats run). Then it reads the
 proxy's resident memory (RSS and its peak) and CPU time from ``/proc`` and its ``/metrics``
 (N pending tickets), and watches everything wait for a while (the default heartbeat every
-15 s and poll every 5 s).
+2 s and poll every 5 s).
 
 By default all N tickets are new (``--fresh`` N): every request takes the whole path at the
 same time (marker lookup, create, lock, through PyGithub on the one worker thread), which is
