@@ -6,7 +6,7 @@ real ``ticketproxy serve`` process against an in-process sandbox GitHub, opens N
 waits until every one has its 200 (its ticket exists, heartbeats run). Then it reads the
 proxy's resident memory (RSS and its peak) and CPU time from ``/proc`` and its ``/metrics``
 (N pending tickets), and watches everything wait for a while (the default heartbeat every
-15 s and poll every 5 s).
+2 s and poll every 5 s).
 
 By default all N tickets are new (``--fresh`` N): every request takes the whole path at the
 same time (marker lookup, create, lock, through PyGithub on the one worker thread), which is
@@ -255,7 +255,9 @@ async def take_requests(
     return tasks, progress
 
 
-async def run(count: int, fresh: int, steady: float, ramp_limit: float) -> int:
+async def run(
+    count: int, fresh: int, steady: float, ramp_limit: float, heartbeat: float | None = None
+) -> int:
     """Hold ``count`` completions, print the figures and return the exit status."""
     limits = raise_open_file_limit()
     if limits[0] < count + SPARE_FILES:
@@ -279,6 +281,8 @@ async def run(count: int, fresh: int, steady: float, ramp_limit: float) -> int:
         environ = github.proxy_environ(
             workdir / "data", writes_per_minute=str(UNLIMITED), writes_per_hour=str(UNLIMITED)
         )
+        if heartbeat is not None:
+            environ["TICKETPROXY_HEARTBEAT_INTERVAL"] = str(heartbeat)
         proxy = proxy_process(environ, workdir=workdir)
         tasks: list[asyncio.Task[None]] = []
         connector = aiohttp.TCPConnector(limit=0)
@@ -355,9 +359,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--ramp-limit", type=float, default=900.0, help="most seconds until every 200 (900)"
     )
+    parser.add_argument(
+        "--heartbeat", type=float, default=None, help="seconds between heartbeats (default 2)"
+    )
     args = parser.parse_args(argv)
     fresh = args.count if args.fresh is None else args.fresh
-    return asyncio.run(run(args.count, fresh, args.steady, args.ramp_limit))
+    return asyncio.run(run(args.count, fresh, args.steady, args.ramp_limit, args.heartbeat))
 
 
 if __name__ == "__main__":

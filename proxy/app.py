@@ -20,6 +20,7 @@ from ticketing.desk import Desk, DeskSettings
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import GitHubClient
 
+from .completion_flow import cancel_openings, install_front
 from .desk_factories import (
     CoordinatorFactory,
     GitHubFactory,
@@ -30,22 +31,13 @@ from .desk_factories import (
 )
 from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context
-from .handlers import (
-    DESK,
-    OPENING,
-    ROUTES,
-    SETTINGS,
-    Openings,
-    cancel_openings,
-    chat_completions,
-    get_model,
-    legacy_completions,
-    list_models,
-)
+from .handlers import DESK, OPENING, ROUTES, SETTINGS, Openings, get_model, list_models
 from .health import healthz, readyz
 from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
+from .openai_fronts import CHAT_FRONT, LEGACY_FRONT
 from .origin_checks import origin_checks
+from .responses_front import RESPONSES_FRONT
 from .routing import RouteTable, load_routes
 from .settings import Settings
 from .startup import check_github, open_keyring
@@ -151,10 +143,10 @@ def create_app(
     app.router.add_get("/models", list_models)
     app.router.add_get("/v1/models/{model}", get_model)
     app.router.add_get("/models/{model}", get_model)
-    app.router.add_post("/v1/chat/completions", chat_completions)
-    app.router.add_post("/chat/completions", chat_completions)
-    app.router.add_post("/v1/completions", legacy_completions)
-    app.router.add_post("/completions", legacy_completions)
+    # Each front: its wire module and its routes (see proxy/fronts.py).
+    install_front(app, CHAT_FRONT, "/v1/chat/completions", "/chat/completions")
+    install_front(app, LEGACY_FRONT, "/v1/completions", "/completions")
+    install_front(app, RESPONSES_FRONT, "/v1/responses", "/responses")
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,

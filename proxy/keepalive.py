@@ -60,6 +60,16 @@ class Framing:
 
 
 JSON_FRAMING = Framing(content_type="application/json", heartbeat=b" ")
+# OpenAI's streams (chat and legacy completions).
+SSE_FRAMING = Framing(
+    content_type="text/event-stream; charset=utf-8",
+    # An SSE comment: ignored by clients, but it resets their read timeout.
+    heartbeat=b": keep-alive\n\n",
+    # The openai client raises an APIError for an event that carries "error".
+    failure=b'data: {"error": {"message": "ticketproxy failed while waiting for the answer;'
+    b' retry the request to re-attach to its ticket", "type": "server_error",'
+    b' "param": null, "code": null}}\n\n',
+)
 
 
 async def send_after_wait(
@@ -70,9 +80,11 @@ async def send_after_wait(
     interval: float,
     headers: Mapping[str, str],
     framing: Framing = JSON_FRAMING,
+    preamble: bytes = b"",
 ) -> tuple[web.StreamResponse, bool]:
     """Answer 200 now, send a heartbeat every ``interval`` until ``body`` is done, then send it.
 
+    ``preamble`` goes out with the 200, before the first heartbeat (a stream's opening events).
     Return the response and whether the whole body reached the client's socket. ``body`` is
     cancelled if the response ends without it (the client left, or this was cancelled).
     """
@@ -83,6 +95,8 @@ async def send_after_wait(
     loop = asyncio.get_running_loop()
     try:
         await response.prepare(request)
+        if preamble:
+            await response.write(preamble)
         while not body.done():
             # One future and one timer per round, not asyncio.wait's set, waiter, timer and
             # callbacks: thousands of responses wait at once, and each byte held is per wait.

@@ -1,4 +1,9 @@
-"""Request ids, client API keys, and the one place errors become OpenAI error envelopes."""
+"""Request ids, client API keys, and the one place errors become error envelopes.
+
+The envelope and where the client key is read from are the front's (:mod:`proxy.fronts`):
+OpenAI's ``{"error": {...}}`` and ``Authorization: Bearer`` unless the route's front says
+otherwise.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +28,7 @@ from .errors import (
     RateLimited,
     Unauthorized,
 )
+from .fronts import FRONTS, ErrorEnvelope, bearer_key, envelope_for, openai_envelope
 from .logs import current_request_id
 
 log = logging.getLogger(__name__)
@@ -37,12 +43,14 @@ _API_PREFIXES = ("/v1/", "/models")
 STOPPING_RETRY_AFTER = 5
 
 
-def error_response(error: APIError, *, request_id: str) -> web.Response:
-    """Render an API error as OpenAI's envelope with its status."""
+def error_response(
+    error: APIError, *, request_id: str, envelope: ErrorEnvelope = openai_envelope
+) -> web.Response:
+    """Render an API error in ``envelope`` (OpenAI's by default) with its status."""
     headers = {"x-request-id": request_id}
     if isinstance(error, RateLimited):
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
-    response = web.json_response(error.envelope(), status=error.status, headers=headers)
+    response = web.json_response(envelope(error), status=error.status, headers=headers)
     if error.closes_connection:
         response.force_close()
     return response
@@ -81,12 +89,13 @@ async def request_ids(request: web.Request, handler: Handler) -> web.StreamRespo
 
 @web.middleware
 async def openai_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Turn every error into OpenAI's error envelope with the right status."""
+    """Turn every error into the route's front's error envelope with the right status."""
     request_id = str(request.get(REQUEST_ID, "-"))
+    envelope = envelope_for(request.app, request.path)
     try:
         return await handler(request)
     except APIError as error:
-        response = error_response(error, request_id=request_id)
+        response = error_response(error, request_id=request_id, envelope=envelope)
         if error.closes_connection:
             await _send_and_close(request, response)
         return response
@@ -95,6 +104,7 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         return error_response(
             RateLimited(str(exc), retry_after=STOPPING_RETRY_AFTER, code="ticketproxy_stopping"),
             request_id=request_id,
+            envelope=envelope,
         )
     except GitHubUnavailable as exc:
         # Back-pressure is a 429: the openai client and AutoGPT retry it; a 503 would
@@ -108,11 +118,16 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
                 code="github_unavailable",
             ),
             request_id=request_id,
+            envelope=envelope,
         )
     except GitHubError as exc:
         # Not back-pressure: a 429 here had agents retry a bad token or repository forever.
         log.error("request_id=%s GitHub error: %s", request_id, exc)
-        return error_response(github_refused(exc), request_id=request_id)
+        return error_response(
+            github_refused(exc),
+            request_id=request_id,
+            envelope=envelope,
+        )
     except web.HTTPRequestEntityTooLarge as exc:
         return error_response(
             PayloadTooLarge(
@@ -120,17 +135,19 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
                 code="request_too_large",
             ),
             request_id=request_id,
+            envelope=envelope,
         )
     except web.HTTPNotFound:
         return error_response(
             NotFound(
                 f"Invalid URL ({request.method} {request.path}). ticketproxy serves "
-                "/v1/chat/completions, /v1/completions and /v1/models; embeddings, images, "
-                "audio and the other OpenAI endpoints are not answered by people, so send "
-                "those calls to another provider.",
+                "/v1/chat/completions, /v1/responses, /v1/completions and /v1/models; "
+                "embeddings, images, audio and the other OpenAI endpoints are not answered by "
+                "people, so send those calls to another provider.",
                 code="unknown_url",
             ),
             request_id=request_id,
+            envelope=envelope,
         )
     except web.HTTPMethodNotAllowed:
         return error_response(
@@ -139,13 +156,14 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
                 code="method_not_allowed",
             ),
             request_id=request_id,
+            envelope=envelope,
         )
     except web.HTTPException:
         raise
     except Exception:
         log.exception("request_id=%s unexpected error", request_id)
         failure = APIError("ticketproxy failed unexpectedly; the operator has the details.")
-        return error_response(failure, request_id=request_id)
+        return error_response(failure, request_id=request_id, envelope=envelope)
 
 
 async def _send_and_close(request: web.Request, response: web.Response) -> None:
@@ -176,18 +194,21 @@ def client_keys(keys: tuple[str, ...]) -> Middleware:
         if not encoded:
             request[CLIENT] = ANONYMOUS
             return await handler(request)
-        scheme, _, presented = request.headers.get("Authorization", "").partition(" ")
-        candidate = presented.strip().encode()
+        fronts = request.app.get(FRONTS)
+        front = None if fronts is None else fronts.for_path(request.path)
+        read_key = bearer_key if front is None else front.client_key
+        presented = read_key(request.headers)
+        candidate = (presented or "").encode()
         matched: bytes | None = None
         # Compare with every key, in constant time, so timing says nothing about which
         # key (or how much of one) matched.
         for key in encoded:
             if hmac.compare_digest(candidate, key):
                 matched = key
-        if scheme.lower() != "bearer" or matched is None:
+        if presented is None or matched is None:
+            hint = "Send `Authorization: Bearer <key>`" if front is None else front.key_hint
             raise Unauthorized(
-                "Incorrect API key provided. Send `Authorization: Bearer <key>` with one of the "
-                "keys in TICKETPROXY_API_KEYS.",
+                f"Incorrect API key provided. {hint} with one of the keys in TICKETPROXY_API_KEYS.",
                 code="invalid_api_key",
             )
         request[CLIENT] = client_id_for(matched.decode())

@@ -15,7 +15,10 @@ The routes file is TOML (path in ``TICKETPROXY_ROUTES``)::
     [aliases]
     "gpt-4o" = "gpt-4-turbo"
 
-Without a routes file every configured model goes to humans. ``Settings.from_env`` takes
+Any other model id goes to people too (agents pick ids of their own: openai-agents'
+default, ``gpt-4.1-mini``), unless the file starts with ``unlisted = "refuse"``, which makes
+them a 404. Without a routes file every model id goes to people; ``/v1/models`` lists the
+configured ones (``TICKETPROXY_MODELS``), which some agents check. ``Settings.from_env`` takes
 the keys the file names from the environment at start-up (``upstream_key_variables``);
 ``load_routes`` then checks the file in full against them.
 """
@@ -36,6 +39,8 @@ from .errors import ConfigError, InvalidRequest, NotFound
 HUMANS = "humans"
 UPSTREAM = "upstream"
 ROUTE_KINDS = (HUMANS, UPSTREAM)
+REFUSE = "refuse"
+UNLISTED_CHOICES = (HUMANS, REFUSE)
 DEFAULT_UPSTREAM_TIMEOUT = 600.0
 _MODEL_KEYS = frozenset({"route", "base_url", "api_key_env", "model", "timeout"})
 _UPSTREAM_ONLY_KEYS = ("base_url", "api_key_env", "model", "timeout")
@@ -58,10 +63,12 @@ class RouteTable:
 
     routes: Mapping[str, Route]
     aliases: Mapping[str, str] = field(default_factory=dict)
+    # Where an id that is neither a model nor an alias goes; None refuses it (404).
+    unlisted: Route | None = field(default_factory=Route)
 
     @classmethod
     def humans_only(cls, models: tuple[str, ...]) -> RouteTable:
-        """Return a table that sends every one of ``models`` to people."""
+        """Return a table that lists ``models`` and sends every model id to people."""
         return cls(routes=MappingProxyType(dict.fromkeys(models, Route())))
 
     def resolve(self, model: str) -> tuple[str, Route] | None:
@@ -70,9 +77,9 @@ class RouteTable:
         if route is not None:
             return model, route
         target = self.aliases.get(model)
-        if target is None or target not in self.routes:
-            return None
-        return target, self.routes[target]
+        if target is not None and target in self.routes:
+            return target, self.routes[target]
+        return None if self.unlisted is None else (model, self.unlisted)
 
     @property
     def listed(self) -> tuple[str, ...]:
@@ -99,8 +106,8 @@ def route_request(table: RouteTable, body: Any) -> RoutedModel:
     resolved = table.resolve(model)
     if resolved is None:
         raise NotFound(
-            f"The model `{model}` does not exist on this ticketproxy; use one of: "
-            f"{', '.join(table.listed)}",
+            f"The model `{model}` does not exist on this ticketproxy (its routes file says "
+            f'unlisted = "refuse"); use one of: {", ".join(table.listed)}',
             param="model",
             code="model_not_found",
         )
@@ -145,11 +152,17 @@ def load_routes(path: Path, environ: Mapping[str, str]) -> RouteTable:
         raise ConfigError(f"{where} cannot be read: {exc.strerror}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{where} is not valid TOML: {exc}") from None
-    unknown = sorted(set(document) - {"models", "aliases"})
+    unknown = sorted(set(document) - {"models", "aliases", "unlisted"})
     if unknown:
         raise ConfigError(
-            f'{where} has unknown top-level keys {unknown}: it holds only [models."ID"] '
-            "tables and an [aliases] table"
+            f'{where} has unknown top-level keys {unknown}: it holds only unlisted = "humans" '
+            'or "refuse", [models."ID"] tables and an [aliases] table'
+        )
+    unlisted = document.get("unlisted", HUMANS)
+    if unlisted not in UNLISTED_CHOICES:
+        raise ConfigError(
+            f'{where} has unlisted = {unlisted!r}: use unlisted = "humans" (people answer any '
+            'model id the file does not list; the default) or unlisted = "refuse" (a 404)'
         )
     models = document.get("models")
     if not isinstance(models, dict) or not models:
@@ -161,7 +174,11 @@ def load_routes(path: Path, environ: Mapping[str, str]) -> RouteTable:
         raise ConfigError(f'{where} has a model with an empty id: name it, e.g. [models."gpt-4o"]')
     routes = {model: _route(where, model, spec, environ) for model, spec in models.items()}
     aliases = _aliases(where, document.get("aliases", {}), routes)
-    return RouteTable(routes=MappingProxyType(routes), aliases=MappingProxyType(aliases))
+    return RouteTable(
+        routes=MappingProxyType(routes),
+        aliases=MappingProxyType(aliases),
+        unlisted=Route() if unlisted == HUMANS else None,
+    )
 
 
 def _route(where: str, model: str, spec: Any, environ: Mapping[str, str]) -> Route:

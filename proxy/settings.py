@@ -34,6 +34,7 @@ from proxy.setting_values import (
     read_number,
 )
 
+DEFAULT_HEARTBEAT_INTERVAL = 2.0
 DEFAULT_MODELS = ("gpt-4", "gpt-4-turbo", "gpt-4o", "gpt-3.5-turbo")
 DEFAULT_SANDBOX_REPO = "acme/agents"
 
@@ -50,7 +51,8 @@ class Settings:
     data_dir: Path = Path("data")
     poll_interval: float = 5.0
     max_wait: float = 3600.0
-    heartbeat_interval: float = 15.0
+    # Inside httpx's default 5 s read timeout, for clients that send no x-stainless-read-timeout.
+    heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL
     models: tuple[str, ...] = DEFAULT_MODELS
     max_body_bytes: int = 4 * 1024 * 1024
     # Seconds a request body may take to arrive in full, from the handler's first read: a
@@ -163,7 +165,7 @@ class Settings:
             poll_interval=read_number(environ, "TICKETPROXY_POLL_INTERVAL", 5.0, low=0.01),
             max_wait=read_number(environ, "TICKETPROXY_MAX_WAIT", 3600.0, low=1.0),
             heartbeat_interval=read_number(
-                environ, "TICKETPROXY_HEARTBEAT_INTERVAL", 15.0, low=0.01
+                environ, "TICKETPROXY_HEARTBEAT_INTERVAL", DEFAULT_HEARTBEAT_INTERVAL, low=0.01
             ),
             models=parse_models(environ.get("TICKETPROXY_MODELS"), default=DEFAULT_MODELS),
             max_body_bytes=int(

@@ -1,10 +1,10 @@
 """Forward a request to an upstream OpenAI-compatible model and stream its answer back unchanged.
 
 A model routed ``upstream`` (see :mod:`proxy.routing`) opens no ticket: the body goes to
-``{base_url}/chat/completions`` (or ``/completions``) with the upstream's own key, and the
-status, content type and body bytes come back as they arrive, so SSE passes through chunk by
-chunk. The client's ticketproxy key is never forwarded, and the upstream key is never logged
-or echoed.
+the front's endpoint, ``{base_url}/chat/completions`` (or ``/completions``, ``/responses``),
+with the upstream's own key, and the status, content type and body bytes come back as they
+arrive, so SSE passes through chunk by chunk. The client's ticketproxy key is never
+forwarded, and the upstream key is never logged or echoed.
 """
 
 from __future__ import annotations
@@ -34,26 +34,22 @@ async def upstream_session(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
-def _endpoint(request: web.Request) -> str:
-    # The legacy /v1/completions route forwards to the upstream's legacy route.
-    return "/chat/completions" if request.path.endswith("/chat/completions") else "/completions"
-
-
 async def forward_to_upstream(
     request: web.Request,
     body: dict[str, Any],
     route: Route,
     *,
+    endpoint: str,
     session: aiohttp.ClientSession,
     request_id: str,
 ) -> web.StreamResponse:
-    """POST ``body`` to the route's upstream and stream its response back unchanged."""
+    """POST ``body`` to the route's upstream ``endpoint`` and stream its response back unchanged."""
     if route.base_url is None:
         raise ValueError("an upstream route needs a base_url")
     payload = dict(body)
     if route.upstream_model is not None:
         payload["model"] = route.upstream_model
-    url = route.base_url + _endpoint(request)
+    url = route.base_url + endpoint
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",

@@ -52,13 +52,15 @@ async def test_invalid_role_is_a_400_naming_the_message(stack: Stack) -> None:
     assert caught.value.param == "messages[0].role"
 
 
-async def test_unknown_model_is_a_404_model_not_found(stack: Stack) -> None:
-    """A model id that is not configured is refused like OpenAI does."""
+async def test_model_id_nobody_configured_is_still_answered_by_people(stack: Stack) -> None:
+    """Without a routes file any model id opens a ticket (agents pick ids of their own)."""
     client = stack.openai()
-    with pytest.raises(openai.NotFoundError) as caught:
-        await client.chat.completions.create(model="gpt-9000", messages=PROMPT)
-    assert caught.value.code == "model_not_found"
-    assert await stack.issues() == []
+    pending = asyncio.create_task(client.chat.completions.create(model="gpt-9000", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "Answered all the same.")
+    completion = await asyncio.wait_for(pending, 10)
+    assert completion.model == "gpt-9000"
+    assert completion.choices[0].message.content == "Answered all the same."
 
 
 async def test_temperature_out_of_range_is_a_400(stack: Stack) -> None:

@@ -28,6 +28,8 @@ KEY_ENV = {"CHEAP_MODEL_KEY": UPSTREAM_KEY}
 PROMPT = [{"role": "user", "content": "Summarise the README in one line."}]
 
 ROUTES_TOML = """
+unlisted = "refuse"
+
 [models."gpt-4-turbo"]
 route = "humans"
 
@@ -312,7 +314,7 @@ def test_app_refuses_a_missing_routes_file_naming_it(tmp_path: Path) -> None:
 def test_resolve_follows_an_alias_and_refuses_unknown_ids() -> None:
     """A model resolves to itself, an alias to its model, anything else to None."""
     upstream = Route(kind=UPSTREAM, base_url="http://u.test/v1")
-    table = RouteTable(routes={"m": Route(), "u": upstream}, aliases={"a": "u"})
+    table = RouteTable(routes={"m": Route(), "u": upstream}, aliases={"a": "u"}, unlisted=None)
     assert table.resolve("m") == ("m", Route())
     assert table.resolve("a") == ("u", upstream)
     assert table.resolve("gpt-5") is None

@@ -26,7 +26,7 @@ def test_empty_environment_gives_the_documented_defaults() -> None:
     assert settings.api_keys == ()
     assert settings.poll_interval == 5.0
     assert settings.max_wait == 3600.0
-    assert settings.heartbeat_interval == 15.0
+    assert settings.heartbeat_interval == 2.0
     assert settings.models == DEFAULT_MODELS
     assert settings.max_body_bytes == 4 * 1024 * 1024
     assert (settings.host, settings.port, settings.sandbox_port) == ("127.0.0.1", 8080, 8081)

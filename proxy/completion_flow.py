@@ -1,0 +1,257 @@
+"""The one flow every front's completion takes: body, route, ticket, wait, answer.
+
+Read the body under its limits, route the model (upstream or people), let the front parse it
+into a ``ChatRequest``, submit it (or re-attach a retry to its ticket), start a draft, keep
+the client's line open with the front's heartbeats while people think, and deliver what the
+front renders. A front (:mod:`proxy.fronts`) only parses and renders; :func:`install_front`
+adds its routes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+
+from ticketing.desk import Desk
+from ticketing.request import ChatRequest
+from ticketing.store.model import Ticket
+from ticketing.threads import THREAD_NAME_LIMIT
+
+from .bodies import read_body
+from .drafts import start_draft
+from .errors import InvalidRequest, RateLimited
+from .fronts import FRONTS, Front, Fronts
+from .handlers import DESK, OPENING, ROUTES, SETTINGS, THREAD_HEADER, TICKET_HEADER
+from .keepalive import heartbeat_interval, read_timeout, send_after_wait
+from .middleware import CLIENT, REQUEST_ID
+from .routing import UPSTREAM, RoutedModel, route_request
+from .upstream import UPSTREAM_SESSION, forward_to_upstream
+from .wire.requests import parse_json_body
+
+log = logging.getLogger(__name__)
+
+_SUBMIT_PATIENCE = 300.0
+_MIN_SUBMIT_PATIENCE = 1.0
+_SUBMIT_SHARE = 0.5
+_SUBMIT_RETRY_AFTER = 5.0
+
+
+def thread_name(request: web.Request) -> str | None:
+    """Return the agent run the client named in the thread header, or None."""
+    raw = request.headers.get(THREAD_HEADER)
+    if raw is None:
+        return None
+    name = raw.strip()
+    if not name or len(name) > THREAD_NAME_LIMIT or not name.isprintable():
+        raise InvalidRequest(
+            f"the {THREAD_HEADER} header must be 1 to {THREAD_NAME_LIMIT} printable characters",
+            param=THREAD_HEADER,
+            code="invalid_thread",
+        )
+    return name
+
+
+def submit_patience(headers: Mapping[str, str]) -> float:
+    """Return how long a request may wait for its ticket to be opened on GitHub.
+
+    Nothing can be sent before the issue exists (a GitHub failure must still be a 429), so
+    a client waits silently while issue creations queue up: past half its read timeout
+    (``x-stainless-read-timeout``; 5 minutes when it names none) it is told to retry.
+    """
+    seconds = read_timeout(headers)
+    if seconds is None:
+        return _SUBMIT_PATIENCE
+    return max(_MIN_SUBMIT_PATIENCE, min(_SUBMIT_PATIENCE, seconds * _SUBMIT_SHARE))
+
+
+async def _submit(
+    request: web.Request, desk: Desk, chat: ChatRequest, *, request_id: str
+) -> Ticket:
+    """Open or re-attach to the ticket, telling the client to retry if that takes too long.
+
+    The opening goes on in the background (a client that disconnects does not stop it
+    either), and the retry re-attaches to the ticket it opened.
+    """
+    opening = asyncio.create_task(
+        desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
+    )
+    try:
+        return await asyncio.wait_for(asyncio.shield(opening), submit_patience(request.headers))
+    except TimeoutError:
+        log.info(
+            "request_id=%s ticket still opening on GitHub: asked the client to retry", request_id
+        )
+        raise RateLimited(
+            "The ticket for this request is still being opened on GitHub (its queue is long);"
+            " retry after the time in retry-after to re-attach to it.",
+            retry_after=_SUBMIT_RETRY_AFTER,
+            code="ticket_opening",
+        ) from None
+    finally:
+        if not opening.done():
+            _keep_until_done(request.app, opening, request_id)
+
+
+def _keep_until_done(app: web.Application, task: asyncio.Task[Ticket], request_id: str) -> None:
+    """Hold a ticket opening that outlived its request, and log how it ended."""
+    openings = app[OPENING]
+    pending = openings.tasks
+    pending.add(task)
+
+    def done(finished: asyncio.Task[Ticket]) -> None:
+        pending.discard(finished)
+        if finished.cancelled():
+            return
+        error = finished.exception()
+        if error is not None:
+            # The client was already told to retry; its retry meets the same fault anew.
+            log.warning(
+                "request_id=%s opening the ticket failed after the client left: %s",
+                request_id,
+                error,
+            )
+
+    task.add_done_callback(done)
+    if openings.closing:
+        # Handed over by a request cancelled during shutdown: the desk is about to stop.
+        task.cancel()
+
+
+async def cancel_openings(app: web.Application) -> None:
+    """Stop ticket openings that outlived their requests (on shutdown, before the desk).
+
+    Runs twice: when shutdown begins, and again just before the desk stops, for openings
+    handed over by requests that aiohttp cancelled in between.
+    """
+    openings = app[OPENING]
+    openings.closing = True
+    pending = list(openings.tasks)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+
+
+async def _answer(
+    request: web.Request, chat: ChatRequest, front: Front[Any], terms: Any, *, stream: bool
+) -> web.StreamResponse:
+    """Open or re-attach to the ticket, keep the client's line open, then send the answer."""
+    settings = request.app[SETTINGS]
+    desk = request.app[DESK]
+    request_id = request[REQUEST_ID]
+    ticket = await _submit(request, desk, chat, request_id=request_id)
+    start_draft(request.app, ticket, chat)
+    created = int(ticket.created_at.timestamp())
+    headers = {
+        "x-request-id": request_id,
+        TICKET_HEADER: ticket.issue_url or "",
+        # What an editor's signature names: `owner/repo#12`, or `owner/repo#12/3` for step 3.
+        "x-ticketproxy-ref": desk.ticket_ref(ticket) if ticket.issue_number is not None else "",
+    }
+    if stream:
+        headers["Cache-Control"] = "no-cache"
+    framing = front.stream_framing if stream else front.json_framing
+    render = front.render_stream if stream else front.render_json
+    preamble = b""
+    if stream and front.preamble is not None:
+        preamble = front.preamble(ticket, terms, created)
+    settled = desk.settled(ticket)
+    if settled is not None:
+        # A retry of an answered request: one plain response, no heartbeat machinery.
+        immediate = web.Response(
+            body=preamble + render(settled, terms, created),
+            headers=headers,
+            content_type=framing.content_type.partition(";")[0],
+        )
+        desk.delivered(settled)
+        return immediate
+    # A future, not a task: the desk settles it, so a wait costs no task of its own.
+    outcome = desk.watch(ticket)
+    response, delivered = await send_after_wait(
+        request,
+        outcome,
+        render=lambda outcome: render(outcome, terms, created),
+        interval=heartbeat_interval(request.headers, default=settings.heartbeat_interval),
+        headers=headers,
+        framing=framing,
+        preamble=preamble,
+    )
+    if delivered:
+        desk.delivered(outcome.result())
+    return response
+
+
+async def _read_request(request: web.Request) -> bytes:
+    """Read a completion request's body under TICKETPROXY_MAX_BODY_BYTES, in time."""
+    settings = request.app[SETTINGS]
+    limit = settings.max_body_bytes
+    return await read_body(
+        request,
+        limit=limit,
+        within=settings.body_timeout,
+        setting="TICKETPROXY_BODY_TIMEOUT",
+        refusal=f"The request body is larger than this ticketproxy accepts ({limit} bytes;"
+        " TICKETPROXY_MAX_BODY_BYTES).",
+    )
+
+
+async def _forward(
+    request: web.Request, body: Any, routed: RoutedModel, front: Front[Any]
+) -> web.StreamResponse:
+    """Hand a request for an upstream-routed model to that model: no ticket is opened."""
+    if front.upstream_endpoint is None:
+        raise InvalidRequest(
+            f"The model `{routed.requested}` is routed to an upstream model, which this "
+            f"ticketproxy forwards chat completions to, not {front.name} requests: ask "
+            "another model, or use /v1/chat/completions for this one.",
+            param="model",
+            code="unsupported_route",
+        )
+    return await forward_to_upstream(
+        request,
+        body,
+        routed.route,
+        endpoint=front.upstream_endpoint,
+        session=request.app[UPSTREAM_SESSION],
+        request_id=request[REQUEST_ID],
+    )
+
+
+async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResponse:
+    """Refuse, route or ticket a request in ``front``'s dialect, then answer it in that dialect."""
+    # Everything that can be refused is refused here, before the 200 goes out.
+    body = parse_json_body(await _read_request(request))
+    routed = route_request(request.app[ROUTES], body)
+    if routed.route.kind == UPSTREAM:
+        return await _forward(request, body, routed, front)
+    parsed = front.parse(body, request[CLIENT], routed)
+    # The ticket names the canonical model; the answer echoes the id the client asked for.
+    chat = replace(parsed.chat, model=routed.canonical)
+    # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
+    del body
+    return await _answer(request, chat, front, parsed.terms, stream=parsed.stream)
+
+
+def handler_for(front: Front[Any]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
+    """Return the route handler that answers ``front``'s requests."""
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        return await answer_with(request, front)
+
+    handle.__doc__ = f"Answer a {front.name} request with a ticket's verified answer."
+    return handle
+
+
+def install_front(app: web.Application, front: Front[Any], *paths: str) -> None:
+    """Serve ``front`` at ``paths`` (POST), and let the middleware know its envelope and key."""
+    fronts = app.get(FRONTS)
+    if fronts is None:
+        fronts = app[FRONTS] = Fronts()
+    handle = handler_for(front)
+    for path in paths:
+        fronts.by_path[path] = front
+        app.router.add_post(path, handle)
