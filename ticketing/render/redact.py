@@ -28,6 +28,7 @@ __all__ = [
     "describe_redactions",
     "redact_request",
     "redact_text",
+    "redacted",
 ]
 
 
@@ -65,6 +66,11 @@ def redact_text(
 
         text = secret.pattern.sub(placeholder, text)
     return text, found
+
+
+def redacted(text: str) -> str:
+    """Return text with every known secret replaced, for a value quoted in a bot comment."""
+    return redact_text(text, where="reply")[0]
 
 
 class _Redactor:
