@@ -26,6 +26,7 @@ literal to search for, are tried only when the text holds one of their ``hints``
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -85,22 +86,25 @@ this that these those here there same below above following your mine
 """  # the keyword itself; placeholders; literals and settings; prose ("this one")
 _SPARED_WORDS = frozenset(_SPARED.split())
 _SECRET_PARTS = frozenset({"password", "passwd", "pwd", "secret", "token", "key", "apikey"})
+_SPARED_PREFIXES = ("your_", "your-", "your ", "<")
+_ALPHANUMERIC = re.compile(r"[^\W_]")
 _SHORTEST_SECRET = 4  # "abc" or "123" after a keyword is prose or a count, not a credential
 _NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _VARIABLE_REFERENCE = re.compile(r"%[A-Za-z_]\w*%|\$\(.*\)", re.DOTALL)
 
 
+@functools.lru_cache(maxsize=1024)  # a text built to repeat one value pays for it once
 def not_an_assigned_secret(value: str) -> bool:
     """Return whether an assigned value is a placeholder, a reference or prose, not a secret."""
     bare = value.strip()
-    lowered = bare.lower()
-    if len(bare) < _SHORTEST_SECRET or not any(c.isalnum() for c in bare):
+    if len(bare) < _SHORTEST_SECRET or _ALPHANUMERIC.search(bare) is None:
         return True  # "abc", "********", "..."
-    if len(set(lowered)) == 1 or bare.endswith(("...", "…")):
-        return True  # "xxxxxxxx", an example cut short such as "sk-..."
-    if lowered in _SPARED_WORDS or lowered.startswith(("your_", "your-", "your ", "<")):
+    lowered = bare.lower()
+    if lowered in _SPARED_WORDS or lowered.startswith(_SPARED_PREFIXES):
         return True  # "changeme", "YOUR_PASSWORD", "your-token-here"
-    if _VARIABLE_REFERENCE.fullmatch(bare):
+    if bare.endswith(("...", "…")) or lowered.count(lowered[0]) == len(lowered):
+        return True  # an example cut short such as "sk-...", "xxxxxxxx"
+    if bare[0] in "%$" and _VARIABLE_REFERENCE.fullmatch(bare):
         return True  # "%PASSWORD%", "$(cat pw)"
     # A name that ends in a secret's name refers to one: self.password, settings.SECRET_KEY,
     # process.env.TOKEN, DB_PASSWORD; "MONKEY1" or "hunter2" name nothing of the kind.
