@@ -78,6 +78,10 @@ def create_app(
             client_keys(settings.api_keys),
         ],
         client_max_size=settings.max_body_bytes,
+        # aiohttp closes a connection still waiting for a whole request (headers included)
+        # when its keep-alive deadline passes, and data arriving does not move it: so a
+        # trickled header section is cut within TICKETPROXY_HEADER_TIMEOUT.
+        handler_args={"keepalive_timeout": settings.header_timeout},
     )
     app[SETTINGS] = settings
     if routes is None:

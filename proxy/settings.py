@@ -58,6 +58,10 @@ class Settings:
     # Seconds a request body may take to arrive in full, from the handler's first read: a
     # client trickling its body would otherwise hold a connection (and its buffer) forever.
     body_timeout: float = 30.0
+    # Seconds a connection may take to send a request's whole header section, counted from
+    # its opening (or from the previous response); also how long an idle keep-alive
+    # connection stays open. A client trickling its headers is cut after this.
+    header_timeout: float = 65.0
     host: str = "127.0.0.1"
     port: int = 8080
     sandbox_port: int = 8081
@@ -172,6 +176,7 @@ class Settings:
                 read_number(environ, "TICKETPROXY_MAX_BODY_BYTES", 4 << 20, low=1024, unit="bytes")
             ),
             body_timeout=read_number(environ, "TICKETPROXY_BODY_TIMEOUT", 30.0, low=0.01),
+            header_timeout=read_number(environ, "TICKETPROXY_HEADER_TIMEOUT", 65.0, low=0.01),
             sandbox_port=parse_port(
                 environ.get("TICKETPROXY_SANDBOX_PORT") or "8081", "TICKETPROXY_SANDBOX_PORT"
             ),

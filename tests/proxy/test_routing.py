@@ -583,7 +583,7 @@ async def test_alias_routed_to_humans_opens_a_ticket_and_echoes_the_requested_id
     client = routed.openai()
     pending = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
     issue = await routed.wait_for_issue(1)
-    assert "[gpt-4-turbo]" in issue.title
+    assert "| Model | `gpt-4-turbo` |" in (issue.body or "")
     await routed.answer(1, "The README explains how to run ticketproxy.")
     completion = await asyncio.wait_for(pending, 10)
     assert completion.model == "gpt-4o"

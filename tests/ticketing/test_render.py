@@ -49,10 +49,10 @@ def sample_body(run: str = "run1_default") -> dict[str, Any]:
     return body
 
 
-def test_autogpt_request_title_names_model_agent_and_task() -> None:
+def test_autogpt_request_title_names_agent_and_task() -> None:
     """The captured AutoGPT step is titled with its task, not the boilerplate step instruction."""
     title = render(request_from_body(sample_body())).title
-    assert title == "[gpt-4-turbo] StubBot: Write the word hello into hello.txt, then finish."
+    assert title == "StubBot: Write the word hello into hello.txt, then finish."
     assert "Determine" not in title
 
 
@@ -61,7 +61,7 @@ def test_autogpt_functions_request_title_names_the_task_too() -> None:
     body_json = sample_body("run2_functions")
     request = request_from_body(body_json, tools=tools_from_body(body_json))
     title = render(request).title
-    assert title == "[gpt-4-turbo] StubBot: Write the word hello into hello.txt, then finish."
+    assert title == "StubBot: Write the word hello into hello.txt, then finish."
 
 
 def test_autogpt_second_step_title_still_names_the_task() -> None:
@@ -83,7 +83,7 @@ def test_generic_chat_title_uses_the_newest_user_message_and_has_no_task_row() -
     request = chat(Message("user", '"""Summarise this."""'), Message("user", "What is 2+2?"))
     ticket = render(request)
     assert autogpt_task(request) is None
-    assert ticket.title == "[gpt-4-turbo] agent: What is 2+2?"
+    assert ticket.title == "What is 2+2?"
     assert "| Task |" not in ticket.body
 
 
@@ -92,7 +92,7 @@ def test_autogpt_summary_side_call_is_titled_with_its_own_message() -> None:
     path = SAMPLE.parent / "005_POST_v1_chat_completions.json"
     request = request_from_body(json.loads(path.read_text())["body"])
     assert autogpt_task(request) is None
-    assert render(request).title.startswith('[gpt-3.5-turbo] agent: """Executed')
+    assert render(request).title.startswith("Executed write_file(filename='hello.txt'")
 
 
 def test_task_with_mentions_and_markers_gives_an_inert_title_and_task_row() -> None:
@@ -168,12 +168,12 @@ def test_header_table_lists_client_user_metadata_and_utc_times() -> None:
 
 
 def test_title_falls_back_to_the_user_field_then_to_agent() -> None:
-    """Without a "You are NAME," prompt the title names the user field, else "agent"."""
+    """Without a "You are NAME," prompt the title names the user field, else no agent."""
     prompt = Message("system", "You are a helpful assistant.")
     with_user = render(chat(prompt, Message("user", "hello"), user="carol")).title
     without = render(chat(prompt, Message("user", "hello"))).title
-    assert with_user == "[gpt-4-turbo] carol: hello"
-    assert without == "[gpt-4-turbo] agent: hello"
+    assert with_user == "carol: hello"
+    assert without == "hello"
 
 
 def test_long_first_line_is_cut_to_120_characters_with_an_ellipsis() -> None:
@@ -186,7 +186,7 @@ def test_long_first_line_is_cut_to_120_characters_with_an_ellipsis() -> None:
 def test_request_without_messages_still_gets_a_title_and_marker() -> None:
     """An empty conversation still renders a non-empty title and a findable marker."""
     ticket = render(chat())
-    assert ticket.title == "[gpt-4-turbo] agent: (no messages)"
+    assert ticket.title == "(no messages)"
     assert find_request_marker(ticket.body) == KEY
 
 
@@ -277,7 +277,7 @@ def test_newline_and_markdown_in_user_message_give_a_single_line_title() -> None
     """A title built from markup, newlines and comments is one inert line."""
     content = "\n\n# Urgent @octocat <!-- x -->\r\nsecond line\u2028third"
     title = render(chat(Message("user", content), user="eve\nmallory")).title
-    assert title == f"[gpt-4-turbo] eve mallory: # Urgent @{WJ}octocat <!-{WJ}- x -{WJ}->"
+    assert title == f"eve mallory: Urgent @{WJ}octocat <!-{WJ}- x -{WJ}->"
     assert "\n" not in title
     assert "\r" not in title
 

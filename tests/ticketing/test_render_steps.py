@@ -109,12 +109,10 @@ def test_step_comment_puts_the_newest_user_message_first() -> None:
     assert body.index("## Step 2") < body.index("## New since step 1")
 
 
-def test_step_title_names_model_agent_step_and_task() -> None:
-    """The step's one-line summary names the model, agent, step number and task."""
+def test_step_title_names_agent_step_and_task() -> None:
+    """The step's one-line summary names the agent, step number and task, not the model."""
     title = render(step_two()).title
-    assert (
-        title == "[gpt-4-turbo] StubBot, step 2: Write the word hello into hello.txt, then finish."
-    )
+    assert title == "StubBot, step 2: Write the word hello into hello.txt, then finish."
 
 
 def test_step_header_holds_the_ticket_reference_request_id_model_and_times() -> None:

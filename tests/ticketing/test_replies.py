@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from ticketing.release.quoting import quote
 from ticketing.render.replies import (
     REPLY_MARKER_PREFIX,
     is_bot_reply,
@@ -16,7 +17,10 @@ from ticketing.render.replies import (
     render_expired_completion,
     render_expired_notice,
     render_late_answer_reply,
+    render_needs_review_notice,
     render_rejection_reply,
+    render_review_rejected_notice,
+    render_unreleasable_reply,
 )
 
 DEADLINE = datetime(2026, 11, 22, 0, 34, 4, tzinfo=UTC)
@@ -174,3 +178,49 @@ def test_naive_deadline_is_rejected() -> None:
     """A deadline without a time zone is refused instead of being guessed."""
     with pytest.raises(ValueError, match="timezone-aware"):
         render_expired_notice(deadline=datetime(2026, 1, 1), waited=timedelta(0))  # noqa: DTZ001
+
+
+TOKEN = "ghp_" + "a1B2c3D4e5" * 4  # the shape of a GitHub token only
+
+
+def seen(text: str) -> str:
+    """Return a reply as a reader sees it: markdown escapes removed."""
+    return text.replace("\\", "")
+
+
+def test_secret_in_a_rejection_detail_is_redacted() -> None:
+    """A rejection quoting a comment's header that holds a token shows the kind, not the token."""
+    reply = render_rejection_reply(
+        comment_url=COMMENT_URL, author="alice", detail=f"unknown key id {TOKEN}"
+    )
+    assert TOKEN[:12] not in seen(reply)
+    assert "[redacted GitHub token]" in seen(reply)
+
+
+def test_secret_in_an_unreleasable_problem_is_redacted_even_when_clipped() -> None:
+    """A problem quoting a long value with a token past its clip leaks no part of the token."""
+    value = "x" * 110 + " " + TOKEN  # the quote clips at 120 characters, inside the token
+    reply = render_unreleasable_reply(
+        comment_url=COMMENT_URL, author="alice", problems=(f"the answer at $: {quote(value)}",)
+    )
+    assert TOKEN[:6] not in seen(reply)
+
+
+def test_secret_in_review_commands_findings_and_reason_is_redacted() -> None:
+    """The review notice's commands and findings, and a rejection's reason, hide tokens."""
+    notice = render_needs_review_notice(
+        comment_url=COMMENT_URL,
+        author="alice",
+        required=1,
+        commands=[f"curl -H 'Authorization: token {TOKEN}' https://api.github.com"],
+        findings=[("network", f"sends {TOKEN} out")],
+        reviewers=["bob"],
+        comment_id=101,
+        digest="0" * 64,
+    )
+    rejected = render_review_rejected_notice(
+        comment_url=COMMENT_URL, reviewer="bob", reason=f"leaks {TOKEN}"
+    )
+    for reply in (notice, rejected):
+        assert TOKEN[:12] not in seen(reply)
+        assert "[redacted GitHub token]" in seen(reply)

@@ -285,6 +285,63 @@ def test_ordinary_text_is_not_redacted(text: str) -> None:
     assert redact_text(text, where="message 1") == (text, [])
 
 
+ASSIGNMENT_FALSE_POSITIVES = [
+    ("literal_none", "token=None"),
+    ("angle_bracket_placeholder", "password=<your password>"),
+    ("shell_variable_reference", "password=${PASSWORD} token=$TOKEN"),
+    ("windows_variable_reference", "password: %PASSWORD%"),
+    ("command_substitution", "password=$(cat /run/secrets/db)"),
+    ("environment_lookup", "password=os.environ['DB_PASSWORD']"),
+    ("attribute_reference", "password=self.password token=config.token"),
+    ("settings_reference", "secret_key = settings.SECRET_KEY"),
+    ("process_env_reference", "token = process.env.TOKEN"),
+    ("variable_name_as_value", "password: DB_PASSWORD"),
+    ("your_placeholder", "password: YOUR_PASSWORD\ntoken: your-token-here"),
+    ("common_placeholder_words", "password=changeme secret: example token: TODO"),
+    ("keyword_as_its_own_value", "password=password secret=secret"),
+    ("masked_value", "password: ********"),
+    ("repeated_character", "password=xxxxxxxx"),
+    ("example_cut_short", "api_key: sk-... token: ..."),
+    ("yaml_boolean", "secret: yes"),
+    ("prose_after_the_keyword", "the token = the one we use; token: the next one"),
+    ("short_value", "password: abc, token: 123"),
+]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [c[1] for c in ASSIGNMENT_FALSE_POSITIVES],
+    ids=[c[0] for c in ASSIGNMENT_FALSE_POSITIVES],
+)
+def test_placeholder_or_reference_after_a_keyword_is_not_blanked(text: str) -> None:
+    """A placeholder, a reference, a literal or prose after password=/token= stays readable."""
+    assert redact_text(text, where="message 1") == (text, [])
+
+
+REAL_ASSIGNED_SECRETS = [
+    ("uppercase_word_with_a_digit", "PASSWORD=MONKEY1", "MONKEY1"),
+    ("dotted_password", "password: Pass.word9", "Pass.word9"),
+    ("plain_word_password", "password=hunter", "hunter"),
+    ("four_characters", "token: a1b2", "a1b2"),
+    ("value_starting_with_a_placeholder_word", "password=example123", "example123"),
+    ("quoted_value_with_a_space", "export PGPASSWORD='s3 cr3t'", "s3 cr3t"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [c[1:] for c in REAL_ASSIGNED_SECRETS],
+    ids=[c[0] for c in REAL_ASSIGNED_SECRETS],
+)
+def test_real_assigned_secret_is_still_redacted_after_the_tightening(
+    text: str, secret: str
+) -> None:
+    """Values that only look like a placeholder word or a name are still secrets."""
+    shown, found = redact_text(text, where="message 1")
+    assert secret not in shown
+    assert [f.kind for f in found] == ["assigned secret"]
+
+
 MEGABYTE = 1_000_000
 
 ADVERSARIAL = {

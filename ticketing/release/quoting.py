@@ -1,8 +1,9 @@
 """Quote untrusted values in the problems a refusal lists, so each problem is inert markdown.
 
 Pure: no I/O. Names, paths, JSON Schema messages and JSON values in a problem come from the
-editor or the agent: each is shown as a one-line code span, clipped, its line breaks and
-controls as spaces and its invisible or broken characters as U+FFFD.
+editor or the agent: each is shown as a one-line code span, its known secrets redacted as
+on the ticket (:mod:`ticketing.render.redact`), clipped, its line breaks and controls as
+spaces and its invisible or broken characters as U+FFFD.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ticketing.render.fences import longest_backtick_run
+from ticketing.render.redact import redacted
 
 __all__ = ["json_type", "quote", "quote_names", "show_json"]
 
@@ -22,7 +24,8 @@ _LIST_LIMIT = 300  # characters of a quoted list of names
 
 def quote(value: str, limit: int = _VALUE_LIMIT) -> str:
     """Quote untrusted text as a one-line markdown code span, where nothing is rendered."""
-    text = " ".join("".join(_inert(c) for c in value).split()) or "(empty)"
+    # Redacted before it is clipped: a secret cut in half no longer matches its pattern.
+    text = " ".join("".join(_inert(c) for c in redacted(value)).split()) or "(empty)"
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     ticks = "`" * (longest_backtick_run(text) + 1)

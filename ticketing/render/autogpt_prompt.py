@@ -18,8 +18,10 @@ reads:
   ``[]`` or ``{}`` do not split. A part that is not ``name: ...`` is not a parameter.
   A command whose ``Params:`` spans several lines (an object type) has none.
 - The task: AutoGPT repeats one instruction as the newest user message of every step
-  ("Determine exactly one command to use next ..."), which says nothing about the step;
-  the run's task is the first user message, in triple quotes.
+  ("Determine exactly one command to use next ...", or the older "Determine which next
+  command to use ..."), which says nothing about the step; the run's task is the first user
+  message, in triple quotes, or, in the older prompts that state it in the system prompt,
+  the line after "Your task is" or the first of its ``GOALS:``.
 """
 
 from __future__ import annotations
@@ -38,9 +40,14 @@ __all__ = [
 ]
 
 # AutoGPT's per-step instruction (agpt 0.5, one_shot prompt strategy's `choose_action`).
-_STEP_INSTRUCTION = "Determine exactly one command to use next"
+# AutoGPT's per-step instructions: agpt 0.5's, and the classic prompt's of 0.4.
+_STEP_INSTRUCTIONS = ("Determine exactly one command to use", "Determine which next command to use")
 _TASK_LIMIT = 2_000  # characters of a task; a longer "task" is not AutoGPT's
 _TRIPLE_QUOTED = re.compile(r'\s*"""(.+?)"""\s*', re.DOTALL)
+# "Your task is: X" / "Your task is to X" on one line of the system prompt.
+_TASK_SENTENCE = re.compile(r"\s*Your task is(?::|\s+to\b)\s*(\S.*)", re.IGNORECASE)
+_GOALS_HEADING = re.compile(r"[ \t]*(?:#{1,6}[ \t]*)?GOALS[ \t]*(?::[ \t]*)?", re.IGNORECASE)
+_GOAL_LINE = re.compile(r"\s*(?:\d{1,3}[.)]|[-*])\s+(\S.*)")
 _COMMANDS_HEADING = re.compile(r"#{1,6}[ \t]*Commands[ \t]*", re.IGNORECASE)
 _HEADING = re.compile(r"#{1,6}[ \t]")
 _COMMAND_LINE = re.compile(r"\s*\d+\.\s+(\w[\w.-]*)\s*:(.*)")
@@ -56,13 +63,31 @@ _SPLIT_MARK = re.compile(r"[,()\[\]{}<>]")
 def autogpt_task(request: ChatRequest) -> str | None:
     """Return the run's task when the newest user message is AutoGPT's per-step boilerplate."""
     users = [m for m in request.messages if m.role == "user"]
-    if len(users) < 2 or not users[-1].content.lstrip().startswith(_STEP_INSTRUCTION):
+    if not users or not users[-1].content.lstrip().startswith(_STEP_INSTRUCTIONS):
         return None
-    if len(users[0].content) > _TASK_LIMIT + 6:  # the quotes and a little whitespace
+    if len(users) >= 2 and len(users[0].content) <= _TASK_LIMIT + 6:  # quotes, whitespace
+        quoted = _TRIPLE_QUOTED.fullmatch(users[0].content)
+        if quoted and quoted[1].strip():
+            return quoted[1].strip()
+    return _stated_task(request.system_prompt)
+
+
+def _stated_task(system_prompt: str) -> str | None:
+    """Return the task an older AutoGPT prompt states: "Your task is ...", or its first goal."""
+    lines = split_lines(system_prompt)
+    for line in lines:
+        stated = _TASK_SENTENCE.fullmatch(line)
+        if stated is not None:
+            return stated[1].strip()[:_TASK_LIMIT]
+    heading = next((i for i, line in enumerate(lines) if _GOALS_HEADING.fullmatch(line)), None)
+    if heading is None:
         return None
-    quoted = _TRIPLE_QUOTED.fullmatch(users[0].content)
-    task = quoted[1].strip() if quoted else ""
-    return task or None
+    for line in lines[heading + 1 :]:
+        if not line.strip():
+            continue
+        goal = _GOAL_LINE.fullmatch(line)
+        return goal[1].strip()[:_TASK_LIMIT] if goal else None
+    return None
 
 
 # --- commands -------------------------------------------------------------------------------

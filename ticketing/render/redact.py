@@ -28,6 +28,7 @@ __all__ = [
     "describe_redactions",
     "redact_request",
     "redact_text",
+    "redacted",
 ]
 
 
@@ -56,15 +57,23 @@ def redact_text(
         if secret.hints and not any(hint in text.lower() for hint in secret.hints):
             continue
 
-        def placeholder(match: re.Match[str], kind: str = secret.name) -> str:
-            found.append(Redaction(kind=kind, where=where))
+        def placeholder(match: re.Match[str], secret: SecretPattern = secret) -> str:
             start, end = _secret_span(match)
             whole = match.group()
             offset = match.start()
+            if secret.spares is not None and secret.spares(whole[start - offset : end - offset]):
+                return whole
+            kind = secret.name
+            found.append(Redaction(kind=kind, where=where))
             return f"{whole[: start - offset]}[redacted {kind}]{whole[end - offset :]}"
 
         text = secret.pattern.sub(placeholder, text)
     return text, found
+
+
+def redacted(text: str) -> str:
+    """Return text with every known secret replaced, for a value quoted in a bot comment."""
+    return redact_text(text, where="reply")[0]
 
 
 class _Redactor:

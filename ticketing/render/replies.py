@@ -6,7 +6,9 @@ comments and never treats one as an answer (nor rejects it, which would loop).
 
 Values interpolated here (logins, URLs, rejection details that may quote a forged token's
 header) are shown as escaped inline text: they cannot ping anyone, forge a marker or a
-signature trailer, or inject HTML.
+signature trailer, or inject HTML. Every value a reply quotes from a comment, an answer or
+the request (details, problems, findings, commands, reasons) has its known secrets redacted
+first, as the ticket's body does (:func:`ticketing.render.redact.redacted`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from datetime import datetime, timedelta
 from ticketing.render.fences import backtick_fence
 from ticketing.render.markdown import escape_inline, format_span, format_utc, neutralise_markers
 from ticketing.render.markers import render_record_line
+from ticketing.render.redact import redacted
 
 __all__ = [
     "DELIVERED",
@@ -71,7 +74,9 @@ def is_bot_reply(body: str) -> bool:
 
 def render_rejection_reply(*, comment_url: str, author: str, detail: str) -> str:
     """Tell a comment's author, without pinging them, why their answer was not accepted."""
-    reason = escape_inline(detail, limit=_DETAIL_LIMIT).rstrip("\\. ") or "no reason given"
+    reason = (
+        escape_inline(redacted(detail), limit=_DETAIL_LIMIT).rstrip("\\. ") or "no reason given"
+    )
     return _with_marker(
         f"**{escape_inline(author)}**'s {_link('comment', comment_url)} was not accepted:"
         f" {reason}. Fix it and post a new signed comment; editing this one will not help.",
@@ -82,7 +87,7 @@ def render_rejection_reply(*, comment_url: str, author: str, detail: str) -> str
 def render_unreleasable_reply(*, comment_url: str, author: str, problems: tuple[str, ...]) -> str:
     """Tell an editor their signed answer is valid but cannot be given to the agent, and why."""
     listed = "\n".join(
-        f"- {escape_inline(problem, limit=_DETAIL_LIMIT)}" for problem in problems[:10]
+        f"- {escape_inline(redacted(problem), limit=_DETAIL_LIMIT)}" for problem in problems[:10]
     )
     more = f"\n- … and {len(problems) - 10} more" if len(problems) > 10 else ""
     return _with_marker(
@@ -165,12 +170,12 @@ def render_needs_review_notice(
     """Ask security reviewers to approve or reject an answer that holds risky commands."""
     # The commands are the editor's text: keep them from forging a marker or a second
     # record line (the audit ignores a notice with two).
-    shown = neutralise_markers("\n".join(commands) or "(no command could be read)").replace(
-        "comment_id=", "comment_id\u2060="
-    )
+    shown = neutralise_markers(
+        redacted("\n".join(commands)) or "(no command could be read)"
+    ).replace("comment_id=", "comment_id\u2060=")
     fence = backtick_fence(shown)
     risks = "\n".join(
-        f"- **{escape_inline(rule)}**: {escape_inline(detail, limit=_DETAIL_LIMIT)}"
+        f"- **{escape_inline(rule)}**: {escape_inline(redacted(detail), limit=_DETAIL_LIMIT)}"
         for rule, detail in findings[:20]
     )
     # Reviewers come from the operator's keyring, never from the agent: pinging them is
@@ -193,7 +198,7 @@ def render_needs_review_notice(
 
 def render_review_rejected_notice(*, comment_url: str, reviewer: str, reason: str) -> str:
     """Say an answer was rejected in review and the ticket waits for a new answer."""
-    why = escape_inline(reason, limit=_DETAIL_LIMIT) or "no reason given"
+    why = escape_inline(redacted(reason), limit=_DETAIL_LIMIT) or "no reason given"
     return _with_marker(
         f"The answer was **rejected** by **{escape_inline(reviewer)}** in a"
         f" {_link('signed review', comment_url)}: {why}. The agent did not get it; the"

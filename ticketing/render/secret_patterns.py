@@ -6,7 +6,10 @@ MIT licence, Copyright (c) 2019 Zachary Rice), loosened where a ticket must err 
 redacting (lengths are minimums, not exact); the AWS secret access key next to its key id
 follows detect-secrets' ``aws.py`` (https://github.com/Yelp/detect-secrets, Apache-2.0).
 gitleaks' generic rule relies on an entropy filter this table does not have, so the
-assignment rule below names its keywords instead.
+assignment rule below names its keywords instead, and spares the values detect-secrets'
+keyword detector filters out: placeholders (``<your password>``, ``changeme``, ``xxxx``),
+references (``${PASSWORD}``, ``os.environ[...]``, ``settings.SECRET_KEY``), literals
+(``None``), and values under four characters (``token: the next one``).
 
 A pattern with a capture group replaces only the first group that took part in the match
 (the value of ``password=...``, the secret after an AWS key id), so the ticket keeps the
@@ -23,10 +26,12 @@ literal to search for, are tried only when the text holds one of their ``hints``
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_PATTERNS", "SecretPattern"]
+__all__ = ["DEFAULT_PATTERNS", "SecretPattern", "not_an_assigned_secret"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +43,9 @@ class SecretPattern:
     # Words (lowercase) one of which the text must hold for the pattern to be tried, as
     # gitleaks' `keywords`: a case-insensitive pattern has no literal to search for.
     hints: tuple[str, ...] = ()
+    # Whether a matched value is not a secret after all (a placeholder, a reference): then
+    # the match is left as it is, and nothing is reported.
+    spares: Callable[[str], bool] | None = None
 
 
 # Values an assignment names without being a secret: types in code, literals, placeholders,
@@ -66,14 +74,56 @@ _ASSIGNED = (
 # before it is checked after it (a pattern that starts with a literal is searched fast).
 _AWS_KEY_ID = r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}(?<!\w.{20})\b"
 
+# detect-secrets' keyword-detector filters (its FALSE_POSITIVES, templated and indirect
+# values, non-alphanumeric strings), for the values an assignment names without holding a
+# secret: placeholders, references to a variable, prose, and values too short to matter.
+_SPARED = """
+password passwd pwd secret token key apikey api_key secret_key access_token
+changeme change_me example sample placeholder dummy test testing todo tbd fixme redacted
+hidden masked foo bar baz foobar
+unset empty missing required optional default none null nil true false yes no on off
+this that these those here there same below above following your mine
+"""  # the keyword itself; placeholders; literals and settings; prose ("this one")
+_SPARED_WORDS = frozenset(_SPARED.split())
+_SECRET_PARTS = frozenset({"password", "passwd", "pwd", "secret", "token", "key", "apikey"})
+_SPARED_PREFIXES = ("your_", "your-", "your ", "<")
+_ALPHANUMERIC = re.compile(r"[^\W_]")
+_SHORTEST_SECRET = 4  # "abc" or "123" after a keyword is prose or a count, not a credential
+_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_VARIABLE_REFERENCE = re.compile(r"%[A-Za-z_]\w*%|\$\(.*\)", re.DOTALL)
+
+
+@functools.lru_cache(maxsize=1024)  # a text built to repeat one value pays for it once
+def not_an_assigned_secret(value: str) -> bool:
+    """Return whether an assigned value is a placeholder, a reference or prose, not a secret."""
+    bare = value.strip()
+    if len(bare) < _SHORTEST_SECRET or _ALPHANUMERIC.search(bare) is None:
+        return True  # "abc", "********", "..."
+    lowered = bare.lower()
+    if lowered in _SPARED_WORDS or lowered.startswith(_SPARED_PREFIXES):
+        return True  # "changeme", "YOUR_PASSWORD", "your-token-here"
+    if bare.endswith(("...", "…")) or lowered.count(lowered[0]) == len(lowered):
+        return True  # an example cut short such as "sk-...", "xxxxxxxx"
+    if bare[0] in "%$" and _VARIABLE_REFERENCE.fullmatch(bare):
+        return True  # "%PASSWORD%", "$(cat pw)"
+    # A name that ends in a secret's name refers to one: self.password, settings.SECRET_KEY,
+    # process.env.TOKEN, DB_PASSWORD; "MONKEY1" or "hunter2" name nothing of the kind.
+    if _NAME.fullmatch(bare) and ("." in bare or "_" in bare or bare.isupper()):
+        last = lowered.rsplit(".", 1)[-1]
+        return any(part in _SECRET_PARTS for part in last.split("_"))
+    return False
+
+
 _HINTS = {
     "bearer token": ("bearer",),
     "basic auth credentials": ("authorization",),
     "assigned secret": ("passw", "secret", "token", "key"),
 }
 
+_SPARES = {"assigned secret": not_an_assigned_secret}
+
 DEFAULT_PATTERNS: tuple[SecretPattern, ...] = tuple(
-    SecretPattern(name, re.compile(regex), _HINTS.get(name, ()))
+    SecretPattern(name, re.compile(regex), _HINTS.get(name, ()), _SPARES.get(name))
     for name, regex in (
         # gitleaks `private-key`, any kind (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP ... BLOCK);
         # a block cut short is redacted to the end of the text.

@@ -12,10 +12,11 @@ tool calls, even the model name) is untrusted, so the renderer guarantees that i
 - never pushes the body or a comment over GitHub's limit, and never cuts silently.
 
 This module holds the entry points, which put a ticket together. Its parts are in smaller
-modules, and it re-exports the names callers need: :mod:`ticketing.render.header` (the
-title and the header table), :mod:`ticketing.render.how_to` (the *How to answer* section),
-:mod:`ticketing.render.markers` (the marker lines), :mod:`ticketing.render.snippets` (fences
-and inline values), :mod:`ticketing.render.layout` (the conversation's sections),
+modules, and it re-exports the names callers need: :mod:`ticketing.render.title` (the
+title), :mod:`ticketing.render.header` (the header table), :mod:`ticketing.render.how_to`
+(the *How to answer* section), :mod:`ticketing.render.markers` (the marker lines),
+:mod:`ticketing.render.snippets` (fences and inline values),
+:mod:`ticketing.render.layout` (the conversation's sections),
 :mod:`ticketing.render.template_section` (the answer template),
 :mod:`ticketing.render.fitting` (fitting the body) and :mod:`ticketing.render.continuations`
 (the comments that hold the rest).
@@ -38,14 +39,7 @@ from ticketing.references import parse_ticket_reference, ticket_reference
 from ticketing.render.autogpt_prompt import autogpt_task
 from ticketing.render.continuations import collect_overflow, render_continuations
 from ticketing.render.fitting import GITHUB_BODY_LIMIT, assemble, fit
-from ticketing.render.header import (
-    TITLE_LIMIT,
-    agent_name,
-    render_header,
-    render_step_header,
-    render_title,
-    title_line,
-)
+from ticketing.render.header import agent_name, render_header, render_step_header
 from ticketing.render.how_to import page_line, render_how_to, render_step_how_to
 from ticketing.render.layout import Locator, Section, layout, step_layout
 from ticketing.render.markdown import escape_inline, format_utc
@@ -61,6 +55,7 @@ from ticketing.render.markers import (
 from ticketing.render.replies import REPLY_MARKER_PREFIX
 from ticketing.render.template_section import Guide, gather_guide, render_guide
 from ticketing.render.templates import offers_tools
+from ticketing.render.title import TITLE_LIMIT, render_title, title_line
 from ticketing.request import ChatRequest, Message
 
 __all__ = [
@@ -118,7 +113,7 @@ def render_ticket(
     agent = agent_name(request)
     focus = _focus_index(request.messages)
     task = autogpt_task(request)
-    title = render_title(request.model, agent, title_line(request, focus, task))
+    title = render_title(agent, title_line(request, focus, task))
     top = render_header(
         request, agent=agent, task=task, request_id=request_id, created=created, deadline=deadline
     )
@@ -177,7 +172,7 @@ def render_step(
     new = request.messages[new_from:]
     new_focus = _focus_index(new)
     focus = None if new_focus is None else new_from + new_focus
-    title = render_title(request.model, agent, title_line(request, focus, task), step=step)
+    title = render_title(agent, title_line(request, focus, task), step=step)
     top = render_step_header(
         request,
         agent=agent,
