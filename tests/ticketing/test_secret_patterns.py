@@ -368,14 +368,14 @@ ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
 def test_a_megabyte_built_to_backtrack_redacts_well_under_a_second(text: str) -> None:
-    """No pattern backtracks on hostile input: a megabyte aimed at each redacts in under 0.5 s."""
-    # The best of three runs, so a busy machine does not fail it; a quadratic pattern takes
-    # minutes on a megabyte, not a fraction of a second.
+    """No pattern backtracks on hostile input: a megabyte aimed at each takes < 1 s of CPU."""
+    # CPU time, not wall time, and the best of three: other processes on a busy machine do
+    # not count against it, while a quadratic pattern takes minutes on a megabyte.
     best = float("inf")
     for _ in range(3):
-        start = time.perf_counter()
+        start = time.process_time()
         redact_text(text, where="message 1")
-        best = min(best, time.perf_counter() - start)
-        if best < 0.5:
+        best = min(best, time.process_time() - start)
+        if best < 1.0:
             break
-    assert best < 0.5
+    assert best < 1.0
