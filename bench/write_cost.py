@@ -21,7 +21,12 @@ Each case prints each kind of write with its mean and max per ticket, and the ti
 hour one token carries at the mean. The sandbox's and the proxy's write budgets are raised,
 so that pacing never delays a ticket: only the count matters here.
 
-Run: ``python -m bench.write_cost`` (``--tickets``, default 20 per case).
+Before issue 18 a plain ticket cost 7 writes (the close, the "answered" label, 👀 and 🚀
+apart), a step 8 and a reviewed ticket 9: 71, 62 and 55 tickets an hour.
+
+Target: a plain ticket and a step each cost at most 4 writes at the max (125 tickets an hour
+per token). Exits 1 otherwise. Run: ``python -m bench.write_cost`` (``--tickets``, default
+20 per case).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from bench.sandboxes import BOT, EDITOR, REPO, BenchGitHub, route_of, start_benc
 from embedded_github import RecordedRequest
 
 TICKETS = 20
+TARGET_WRITES = 4  # per plain ticket and per step, at the max
 HOURLY_LIMIT = 500
 POLL_INTERVAL = 0.2
 SETTLE_WITHIN = 60.0
@@ -264,6 +270,19 @@ async def run(tickets: int) -> int:
     for case in cases:
         print()
         print("\n".join(case.rows()))
+    print()
+    missed = [case for case in cases[:2] if max(case.totals()) > TARGET_WRITES]
+    for case in missed:
+        print(
+            f"FAIL: a {case.name} cost up to {max(case.totals())} writes (target {TARGET_WRITES})",
+            file=sys.stderr,
+        )
+    if missed:
+        return 1
+    print(
+        f"OK: a plain ticket and a step of a run each cost at most {TARGET_WRITES} writes "
+        f"({HOURLY_LIMIT // TARGET_WRITES} tickets an hour per token)"
+    )
     return 0
 
 
