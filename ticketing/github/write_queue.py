@@ -235,7 +235,7 @@ class WriteQueue:
             WriteKind.SET_LABELS,
             issue_number=number,
             now=self._clock(),
-            failure=f"dropped: {reason}",
+            failure=f"cancelled: {reason}",
         )
 
     def cancel(self, write_id: int, reason: str) -> None:
