@@ -42,7 +42,7 @@ pytest: $(STAMP)
 test: lint typecheck pytest
 
 # Every benchmark runs, even after one misses its target; the target fails at the end.
-BENCHES := poll_cost concurrent_waits answer_latency retry_throughput creation_budget desk_cost
+BENCHES := poll_cost concurrent_waits answer_latency retry_throughput creation_budget desk_cost write_cost
 
 bench: $(STAMP)
 	@failed=""; for name in $(BENCHES); do \

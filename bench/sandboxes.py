@@ -1,8 +1,9 @@
 """The GitHub the benchmarks talk to: the embedded sandbox, in the benchmark's own process.
 
-It holds the bot account the proxy posts as and the editor ``alice``, whose signing key
-is in a keyring file the proxy reads. Answers are posted over the sandbox's REST API, as
-``ticketproxy answer`` would, so that they reach the proxy by its poll or its webhook.
+It holds the bot account the proxy posts as, the editor ``alice`` and the security reviewer
+``carol``, whose signing keys are in a keyring file the proxy reads. Answers and approvals
+are posted over the sandbox's REST API, as ``ticketproxy answer`` and ``approve`` would, so
+that they reach the proxy by its poll or its webhook.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import aiohttp
 
 from auth.keyring import add_key_to_keyring
 from auth.keys import SigningKey, generate_signing_key
-from auth.roles import Role
+from auth.roles import Act, Role
 from auth.sign import sign_comment
 from embedded_github import (
     RecordedRequest,
@@ -35,6 +36,7 @@ from ticketing.render.ticket import request_marker
 REPO = "acme/agents"
 BOT = "ticketproxy-bot"
 EDITOR = "alice"
+REVIEWER = "carol"
 
 
 _NUMBER = re.compile(r"/[0-9]+(?=/|$)")
@@ -61,6 +63,7 @@ class BenchGitHub:
     running: RunningSandbox
     config: SandboxConfig
     editor_key: SigningKey
+    reviewer_key: SigningKey
     keyring_path: Path
 
     @property
@@ -85,18 +88,41 @@ class BenchGitHub:
         environ.update({f"TICKETPROXY_{name.upper()}": value for name, value in settings.items()})
         return environ
 
-    async def answer(self, http: aiohttp.ClientSession, number: int, text: str) -> None:
-        """Post ``text`` on issue ``number`` as the editor, signed with the editor's key."""
+    async def answer(
+        self, http: aiohttp.ClientSession, number: int, text: str, *, ticket: str | None = None
+    ) -> None:
+        """Post ``text`` on issue ``number`` as the editor, signed with the editor's key.
+
+        ``ticket`` is the reference signed (``owner/repo#N/2`` for a later step of a run);
+        the issue itself without it.
+        """
         body = sign_comment(
-            text, ticket=f"{REPO}#{number}", key=self.editor_key, now=datetime.now(UTC)
+            text, ticket=ticket or f"{REPO}#{number}", key=self.editor_key, now=datetime.now(UTC)
         )
+        await self._post(http, number, body, EDITOR)
+
+    async def approve(
+        self, http: aiohttp.ClientSession, number: int, digest: str, *, ticket: str
+    ) -> None:
+        """Post the reviewer's signed approval of the answer whose text digest is ``digest``."""
+        body = sign_comment(
+            "Reviewed: fine.",
+            ticket=ticket,
+            key=self.reviewer_key,
+            now=datetime.now(UTC),
+            act=Act.APPROVE,
+            judged_digest=digest,
+        )
+        await self._post(http, number, body, REVIEWER)
+
+    async def _post(self, http: aiohttp.ClientSession, number: int, body: str, login: str) -> None:
         async with http.post(
             f"{self.running.api_url}/repos/{REPO}/issues/{number}/comments",
             json={"body": body},
-            headers={"Authorization": f"token {self.token(EDITOR)}"},
+            headers={"Authorization": f"token {self.token(login)}"},
         ) as resp:
             if resp.status != 201:
-                raise RuntimeError(f"posting the answer failed: {resp.status} {await resp.text()}")
+                raise RuntimeError(f"posting as {login} failed: {resp.status} {await resp.text()}")
 
     def add_ticket_issue(
         self, *, title: str, marker_key: str, labels: Iterable[str]
@@ -140,6 +166,7 @@ async def start_bench_github(
         users=(
             SandboxUser(BOT, 1, _token(), "admin", "ticketproxy bot"),
             SandboxUser(EDITOR, 1001, _token(), "write", "Alice Editor"),
+            SandboxUser(REVIEWER, 1002, _token(), "write", "Carol Reviewer"),
         ),
         repos=(REPO,),
     )
@@ -154,4 +181,12 @@ async def start_bench_github(
     key = generate_signing_key(login=EDITOR)
     keyring_path = workdir / "keyring.json"
     add_key_to_keyring(keyring_path, key, roles=(Role.EDITOR,), user_id=1001)
-    return BenchGitHub(running=running, config=config, editor_key=key, keyring_path=keyring_path)
+    reviewer = generate_signing_key(login=REVIEWER)
+    add_key_to_keyring(keyring_path, reviewer, roles=(Role.REVIEWER,), user_id=1002)
+    return BenchGitHub(
+        running=running,
+        config=config,
+        editor_key=key,
+        reviewer_key=reviewer,
+        keyring_path=keyring_path,
+    )

@@ -64,6 +64,8 @@ ROUTES: tuple[Route, ...] = (
 )
 
 _BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+# Where a request's body fields are kept until it is recorded.
+_FIELDS: web.RequestKey[tuple[str, ...]] = web.RequestKey("fields")
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class RecordedRequest:
     query: dict[str, str] = field(hash=False)
     status: int
     login: str | None
+    # The top-level names in a JSON object body (``state``, ``labels`` …): what a PATCH did.
+    fields: tuple[str, ...] = field(default=(), hash=False)
 
 
 class ApiDispatcher:
@@ -139,6 +143,7 @@ class ApiDispatcher:
                 query=dict(request.query),
                 status=status,
                 login=login,
+                fields=request.get(_FIELDS, ()),
             )
         )
 
@@ -170,6 +175,8 @@ class ApiDispatcher:
             if route.creates_content:
                 self._check_secondary(caller, request_id, now)
             body = await self._read_body(request, route)
+            if isinstance(body, dict):
+                request[_FIELDS] = tuple(sorted(body))
             call = ApiCall(
                 method=request.method,
                 params=params,

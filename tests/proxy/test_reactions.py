@@ -1,4 +1,8 @@
-"""Reactions on editors' comments: 👀 seen and verified, 🚀 delivered, 👎 refused (with a reply)."""
+"""Reactions on editors' comments: only 👎 on a refused one (with a reply).
+
+An accepted answer gets no reaction: its labels, the review notice and the delivered notice
+say what a 👀 or a 🚀 would, and each reaction spends GitHub's content-creation budget.
+"""
 
 from __future__ import annotations
 
@@ -32,16 +36,16 @@ async def _ask(stack: Stack, text: str, **options: Any) -> asyncio.Task[Any]:
     return task
 
 
-async def test_delivered_answer_gets_eyes_then_a_rocket(stack: Stack) -> None:
-    """The bot reacts 👀 when it verifies the answer and 🚀 once the agent has it."""
+async def test_delivered_answer_gets_no_reaction_only_the_delivered_notice(stack: Stack) -> None:
+    """A delivered answer costs no reaction: the delivered notice tells the editor."""
     pending = await _ask(stack, "Say hi.")
     posted = await stack.answer(1, "hi")
     reply = await asyncio.wait_for(pending, 10)
     assert reply.choices[0].message.content == "hi"
-    assert await _reactions(stack, posted.id) == {
-        ("eyes", "ticketproxy-bot"),
-        ("rocket", "ticketproxy-bot"),
-    }
+    assert await _reactions(stack, posted.id) == set()
+    delivered = await stack.bot_replies(1, without=())
+    assert len(delivered) == 1
+    assert "<!-- ticketproxy:reply delivered -->" in delivered[0]
 
 
 async def test_forged_answer_gets_a_thumbs_down_and_a_reply(stack: Stack) -> None:
@@ -68,12 +72,13 @@ async def test_unsigned_discussion_gets_no_reaction(stack: Stack) -> None:
     pending.cancel()
 
 
-async def test_answer_waiting_for_review_shows_eyes_until_delivered(stack: Stack) -> None:
-    """A risky answer is seen (👀) at once, and gets its 🚀 only after a reviewer approves."""
+async def test_answer_waiting_for_review_gets_the_notice_not_a_reaction(stack: Stack) -> None:
+    """A risky answer held for review is told by the review notice; no reaction, before or after."""
     pending = await _ask(stack, "Clean up the build directory.", tools=SHELL)
     posted = await stack.answer(1, DANGEROUS)
     await stack.settle()
-    assert await _reactions(stack, posted.id) == {("eyes", "ticketproxy-bot")}
+    assert await _reactions(stack, posted.id) == set()
+    assert any("Security review needed" in r for r in await stack.bot_replies(1))
     approval = stack.signed(
         "Checked: only the build output.",
         number=1,
@@ -84,4 +89,4 @@ async def test_answer_waiting_for_review_shows_eyes_until_delivered(stack: Stack
     await stack.comment(1, approval, author="bob")
     await stack.settle()
     await asyncio.wait_for(pending, 10)
-    assert ("rocket", "ticketproxy-bot") in await _reactions(stack, posted.id)
+    assert await _reactions(stack, posted.id) == set()

@@ -39,7 +39,7 @@ from .counters import AnswerCounters
 from .outcome import encode_release
 from .review import Review, queue_answered_label
 from .runs import Runs
-from .settings import REACTION_REFUSED, REACTION_SEEN, DeskSettings
+from .settings import REACTION_REFUSED, DeskSettings
 from .waiters import Waiters
 
 __all__ = ["SignedComments"]
@@ -97,10 +97,6 @@ class SignedComments:
             elif isinstance(step, d.CheckRelease):
                 assert ticket is not None
                 assert isinstance(facts.verdict, Accepted)
-                # Seen and verified: the editor knows at a glance the proxy has it.
-                self._followups.react(
-                    comment.issue_number, comment.id, REACTION_SEEN, request_id=ticket.request_id
-                )
                 stored = self._store.request_for(ticket.id)
                 request = ChatRequest.from_json(stored) if stored else None
                 release = (

@@ -13,7 +13,7 @@ from ticketing.store.interface import TicketStore
 from ticketing.store.model import TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
-from .settings import REACTION_DELIVERED, DeskSettings
+from .settings import LABEL, LABEL_ANSWERED, DeskSettings
 
 __all__ = ["Delivery"]
 
@@ -48,24 +48,20 @@ class Delivery:
             return  # a re-delivery (the client retried after a lost response)
         # Queued before the delivery is committed and sent only once it is (see followups):
         # a crash in between can neither lose the close nor close an undelivered ticket.
+        # The close also labels the issue answered, in the same PATCH: the label queued at
+        # acceptance waits a moment, and is skipped once the ticket is delivered.
         close = self._followups.close(
             ticket.issue_number,
+            labels=[LABEL, LABEL_ANSWERED],
             request_id=ticket.request_id,
             only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}, newest_step=True),
         )
         answer = outcome.answer
-        # GitHub's reactions hold no check mark: a rocket says "sent to the agent".
-        shipped = self._followups.react(
-            ticket.issue_number,
-            answer.comment_id,
-            REACTION_DELIVERED,
-            request_id=ticket.request_id,
-            only_if=Guard.ticket_in(ticket.id, {TicketState.DELIVERED}),
-        )
         approvers = [
             j.reviewer for j in self._store.judgements_for(answer.comment_id) if j.act == "approve"
         ]
-        # The record of exactly which signed text the agent got, for `ticketproxy audit`.
+        # The record of exactly which signed text the agent got, for `ticketproxy audit`; it
+        # also tells the editor the agent has the answer (no reaction repeats it).
         notice = self._followups.comment(
             ticket.issue_number,
             render_delivered_notice(
@@ -84,6 +80,9 @@ class Delivery:
         now = self._clock()
         if self._store.mark_delivered(ticket.id, now=now):
             log.info("request_id=%s ticket %d delivered", ticket.request_id, ticket.id)
+            # The close sets the labels: a label write still waiting (the "answered" one
+            # queued at acceptance) would only repeat them.
+            self._followups.drop_unsent_labels(ticket.issue_number, "the close sets the labels")
             self._delivered.remember(
                 Outcome(
                     replace(ticket, state=TicketState.DELIVERED),
@@ -91,5 +90,5 @@ class Delivery:
                 )
             )
         else:
-            for write in (notice, close, shipped):
+            for write in (notice, close):
                 self._followups.cancel(write, "delivered before")

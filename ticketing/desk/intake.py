@@ -178,9 +178,9 @@ class Intake:
         guard = Guard.ticket_in(
             ticket.id, {TicketState.CREATING, TicketState.OPEN}, newest_step=True
         )
-        self._followups.reopen(number, request_id=ticket.request_id, only_if=guard)
-        self._followups.set_labels(
-            number, [LABEL, LABEL_AWAITING], request_id=ticket.request_id, only_if=guard
+        # One PATCH reopens and relabels: one write, not two, against GitHub's limit.
+        self._followups.reopen(
+            number, labels=[LABEL, LABEL_AWAITING], request_id=ticket.request_id, only_if=guard
         )
         url = f"{root.issue_url.split('#', 1)[0]}#issuecomment-{comment_id}"
         log.info(

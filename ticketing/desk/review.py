@@ -8,6 +8,7 @@ write queue, and an approved answer to its waiting clients.
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from auth.keyring import Keyring
 from auth.logins import same_login
@@ -35,15 +36,23 @@ __all__ = ["Review", "queue_answered_label"]
 log = logging.getLogger(__name__)
 
 
+# How long the "answered" label waits for the delivery: a waiting client gets its answer
+# within this, and the close then sets the label in the same PATCH (one write, not two).
+ANSWERED_LABEL_DELAY = timedelta(seconds=2)
+
+
 def queue_answered_label(followups: WriteQueue, ticket: Ticket, number: int) -> int:
-    """Queue the "answered" label, sent only once an answer is committed (see followups)."""
+    """Queue the "answered" label, sent only once an answer is committed (see followups).
+
+    It is for an answer no client has taken yet; once the ticket is delivered it is
+    skipped, as the close sets the same labels.
+    """
     return followups.set_labels(
         number,
         [LABEL, LABEL_ANSWERED],
         request_id=ticket.request_id,
-        only_if=Guard.ticket_in(
-            ticket.id, {TicketState.ANSWERED, TicketState.DELIVERED}, newest_step=True
-        ),
+        only_if=Guard.ticket_in(ticket.id, {TicketState.ANSWERED}, newest_step=True),
+        delay=ANSWERED_LABEL_DELAY,
     )
 
 

@@ -16,9 +16,7 @@ __all__ = [
     "LABEL_AWAITING",
     "LABEL_EXPIRED",
     "LABEL_NEEDS_REVIEW",
-    "REACTION_DELIVERED",
     "REACTION_REFUSED",
-    "REACTION_SEEN",
     "DeskSettings",
 ]
 
@@ -27,10 +25,9 @@ LABEL_AWAITING = "awaiting-answer"
 LABEL_ANSWERED = "answered"
 LABEL_EXPIRED = "expired"
 LABEL_NEEDS_REVIEW = "needs-review"
-# Reactions on an editor's signed comment: seen and verified, delivered, refused (GitHub's
-# reaction set has no check mark or cross: a rocket and a thumbs-down stand in for them).
-REACTION_SEEN = "eyes"
-REACTION_DELIVERED = "rocket"
+# The one reaction the bot leaves, on a refused signed comment, with its reply: it marks the
+# refused comment itself. An accepted answer gets none: the labels, the review notice and the
+# delivered notice say the same, and each reaction spends the content-creation budget.
 REACTION_REFUSED = "-1"
 
 

@@ -112,10 +112,9 @@ class Waiters:
             request_id = ticket.request_id
             writes = [
                 self._followups.comment(number, notice, request_id=request_id, only_if=guard),
-                self._followups.set_labels(
-                    number, [LABEL, LABEL_EXPIRED], request_id=request_id, only_if=newest
+                self._followups.close(
+                    number, labels=[LABEL, LABEL_EXPIRED], request_id=request_id, only_if=newest
                 ),
-                self._followups.close(number, request_id=request_id, only_if=newest),
             ]
         if not self._store.expire(ticket.id, now=self._clock()):
             for write in writes:

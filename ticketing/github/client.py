@@ -211,18 +211,31 @@ class GitHubClient:
             lambda: self._repo.get_issue(number).set_labels(*labels), what="set labels"
         )
 
-    async def close_issue(self, number: int) -> None:
-        """Close an issue as completed."""
-        await self._worker.retrying(
-            lambda: self._repo.get_issue(number).edit(state="closed", state_reason="completed"),
-            what="close issue",
-        )
+    async def close_issue(self, number: int, *, labels: list[str] | None = None) -> None:
+        """Close an issue as completed, replacing its labels in the same request if given."""
+        fields: dict[str, Any] = {"state": "closed", "state_reason": "completed"}
+        await self._edit_issue(number, fields, labels, what="close issue")
 
-    async def reopen_issue(self, number: int) -> None:
-        """Reopen an issue (the next step of an agent run arrived)."""
-        await self._worker.retrying(
-            lambda: self._repo.get_issue(number).edit(state="open"), what="reopen issue"
-        )
+    async def reopen_issue(self, number: int, *, labels: list[str] | None = None) -> None:
+        """Reopen an issue (the next step of an agent run arrived), and relabel it if given."""
+        await self._edit_issue(number, {"state": "open"}, labels, what="reopen issue")
+
+    async def _edit_issue(
+        self, number: int, fields: dict[str, Any], labels: list[str] | None, *, what: str
+    ) -> None:
+        """Send one ``PATCH /issues/{number}``: state and labels together cost one write.
+
+        https://docs.github.com/en/rest/issues/issues#update-an-issue (``labels`` replaces
+        them all). Sent straight, without fetching the issue first.
+        """
+        body = fields if labels is None else {**fields, "labels": labels}
+
+        def edit() -> None:
+            self._requester.requestJsonAndCheck(
+                "PATCH", f"{self._repo.url}/issues/{number}", input=body
+            )
+
+        await self._worker.retrying(edit, what=what)
 
     async def post_comment(
         self, number: int, body: str, *, might_have_sent: bool = False, lookback: int = 10

@@ -64,12 +64,12 @@ class GitHubWrites(Protocol):
         """Replace an issue's labels."""
         ...
 
-    async def close_issue(self, number: int) -> None:
-        """Close an issue as completed."""
+    async def close_issue(self, number: int, *, labels: list[str] | None = None) -> None:
+        """Close an issue as completed, replacing its labels in the same request if given."""
         ...
 
-    async def reopen_issue(self, number: int) -> None:
-        """Reopen an issue."""
+    async def reopen_issue(self, number: int, *, labels: list[str] | None = None) -> None:
+        """Reopen an issue, replacing its labels in the same request if given."""
         ...
 
     async def lock_issue(self, number: int) -> None:

@@ -96,6 +96,12 @@ def guard_failure(store: TicketStore, guard: Any) -> str | None:
     return None
 
 
+def _labels(data: dict[str, Any]) -> list[str] | None:
+    """Return the labels a close or reopen also sets (None: rows queued without any)."""
+    labels = data.get("labels")
+    return None if labels is None else [str(label) for label in labels]
+
+
 async def perform_write(
     github: GitHubWrites, write: QueuedWrite, data: dict[str, Any], *, might_have_sent: bool
 ) -> None:
@@ -108,13 +114,13 @@ async def perform_write(
         elif write.kind == WriteKind.SET_LABELS:
             await github.set_labels(number, [str(label) for label in data["labels"]])
         elif write.kind == WriteKind.CLOSE:
-            await github.close_issue(number)
+            await github.close_issue(number, labels=_labels(data))
         elif write.kind == WriteKind.LOCK:
             await github.lock_issue(number)
         elif write.kind == WriteKind.REACT:
             await github.react(int(data["comment_id"]), str(data["content"]))
         elif write.kind == WriteKind.REOPEN:
-            await github.reopen_issue(number)
+            await github.reopen_issue(number, labels=_labels(data))
         else:
             raise Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
     except (ValueError, KeyError, TypeError) as exc:

@@ -61,6 +61,15 @@ log = logging.getLogger(__name__)
 _RECHECK = 1.0
 
 
+def _labelled(labels: Sequence[str] | None) -> dict[str, Any]:
+    """Return a close's or reopen's payload: the labels it also sets, if any.
+
+    GitHub's ``PATCH /issues/{n}`` changes the state and the labels at once: one write
+    instead of two against the content-creation limit.
+    """
+    return {} if labels is None else {"labels": list(labels)}
+
+
 class WriteQueue:
     """Persist GitHub bookkeeping writes, then send them in the background, exactly once."""
 
@@ -148,26 +157,39 @@ class WriteQueue:
         *,
         request_id: str | None = None,
         only_if: Guard | None = None,
+        delay: timedelta | None = None,
     ) -> int:
-        """Queue replacing the labels of issue ``number``; return the write's id."""
+        """Queue replacing the labels of issue ``number``, due after ``delay``; return its id."""
         payload = {"labels": list(labels)}
-        return self._enqueue(WriteKind.SET_LABELS, number, payload, request_id, only_if)
+        return self._enqueue(
+            WriteKind.SET_LABELS, number, payload, request_id, only_if, delay=delay
+        )
 
     def close(
-        self, number: int, *, request_id: str | None = None, only_if: Guard | None = None
+        self,
+        number: int,
+        *,
+        labels: Sequence[str] | None = None,
+        request_id: str | None = None,
+        only_if: Guard | None = None,
     ) -> int:
-        """Queue closing issue ``number`` as completed; return the write's id."""
-        return self._enqueue(WriteKind.CLOSE, number, {}, request_id, only_if)
+        """Queue closing issue ``number`` as completed (and relabelling it); return its id."""
+        return self._enqueue(WriteKind.CLOSE, number, _labelled(labels), request_id, only_if)
 
     def lock(self, number: int, *, request_id: str | None = None) -> int:
         """Queue locking issue ``number`` to collaborators; return the write's id."""
         return self._enqueue(WriteKind.LOCK, number, {}, request_id, None)
 
     def reopen(
-        self, number: int, *, request_id: str | None = None, only_if: Guard | None = None
+        self,
+        number: int,
+        *,
+        labels: Sequence[str] | None = None,
+        request_id: str | None = None,
+        only_if: Guard | None = None,
     ) -> int:
-        """Queue reopening issue ``number`` (the next step of an agent run); return its id."""
-        return self._enqueue(WriteKind.REOPEN, number, {}, request_id, only_if)
+        """Queue reopening issue ``number`` (and relabelling it) for a run's next step."""
+        return self._enqueue(WriteKind.REOPEN, number, _labelled(labels), request_id, only_if)
 
     def react(
         self,
@@ -207,6 +229,15 @@ class WriteQueue:
         self._wake.set()
         return True
 
+    def drop_unsent_labels(self, number: int, reason: str) -> int:
+        """Drop the label writes on issue ``number`` not yet tried: a later write sets them."""
+        return self._store.drop_unsent_writes(
+            WriteKind.SET_LABELS,
+            issue_number=number,
+            now=self._clock(),
+            failure=f"cancelled: {reason}",
+        )
+
     def cancel(self, write_id: int, reason: str) -> None:
         """Drop a write queued in this same step (before any await), recording why."""
         # Only safe before the worker can have picked the write up, hence "this same step".
@@ -219,12 +250,16 @@ class WriteQueue:
         payload: dict[str, Any],
         request_id: str | None,
         only_if: Guard | None,
+        *,
+        delay: timedelta | None = None,
     ) -> int:
+        now = self._clock()
         write_id = self._store.enqueue_write(
             kind,
             issue_number=number,
             payload=encode_write(payload, request_id, only_if),
-            now=self._clock(),
+            now=now,
+            not_before=None if delay is None else now + delay,
         )
         self._idle.clear()
         self._wake.set()

@@ -166,8 +166,16 @@ class AnswerStore(Protocol):
 class WriteQueueStore(Protocol):
     """The durable queue of GitHub writes, and the one reply each comment may get."""
 
-    def enqueue_write(self, kind: str, *, issue_number: int, payload: str, now: datetime) -> int:
-        """Queue one GitHub write and return its id."""
+    def enqueue_write(
+        self,
+        kind: str,
+        *,
+        issue_number: int,
+        payload: str,
+        now: datetime,
+        not_before: datetime | None = None,
+    ) -> int:
+        """Queue one GitHub write, due at ``not_before`` (default now), and return its id."""
         ...
 
     def enqueue_writes(
@@ -176,6 +184,7 @@ class WriteQueueStore(Protocol):
         *,
         now: datetime,
         claim: ReplyClaim | None = None,
+        not_before: datetime | None = None,
     ) -> list[int] | None:
         """Queue GitHub writes in one transaction (with ``claim``, only if it is new)."""
         ...
@@ -194,6 +203,12 @@ class WriteQueueStore(Protocol):
 
     def finish_write(self, write_id: int, *, now: datetime, failure: str | None = None) -> None:
         """Mark a queued write done (or abandoned, with the reason)."""
+        ...
+
+    def drop_unsent_writes(
+        self, kind: str, *, issue_number: int, now: datetime, failure: str
+    ) -> int:
+        """Finish, with ``failure``, the writes of ``kind`` on an issue never tried yet."""
         ...
 
     def defer_write(self, write_id: int, *, until: datetime, attempts: int | None = None) -> bool:

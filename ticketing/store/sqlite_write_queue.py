@@ -21,9 +21,17 @@ from ticketing.store.sqlite_database import (
 class SQLiteWriteQueue(SQLiteDatabase):
     """Queued GitHub writes and the comments the bot replied to, in SQLite."""
 
-    def enqueue_write(self, kind: str, *, issue_number: int, payload: str, now: datetime) -> int:
-        """Queue one GitHub write and return its id."""
-        ids = self.enqueue_writes([(kind, issue_number, payload)], now=now)
+    def enqueue_write(
+        self,
+        kind: str,
+        *,
+        issue_number: int,
+        payload: str,
+        now: datetime,
+        not_before: datetime | None = None,
+    ) -> int:
+        """Queue one GitHub write, due at ``not_before`` (default now), and return its id."""
+        ids = self.enqueue_writes([(kind, issue_number, payload)], now=now, not_before=not_before)
         assert ids is not None
         return ids[0]
 
@@ -33,6 +41,7 @@ class SQLiteWriteQueue(SQLiteDatabase):
         *,
         now: datetime,
         claim: ReplyClaim | None = None,
+        not_before: datetime | None = None,
     ) -> list[int] | None:
         """Queue GitHub writes (kind, issue number, payload) in one transaction; return ids.
 
@@ -54,7 +63,13 @@ class SQLiteWriteQueue(SQLiteDatabase):
                 cursor = db.execute(
                     "INSERT INTO write_queue (kind, issue_number, payload, not_before,"
                     " created_at) VALUES (?, ?, ?, ?, ?)",
-                    (kind, issue_number, payload, to_timestamp(now), to_timestamp(now)),
+                    (
+                        kind,
+                        issue_number,
+                        payload,
+                        to_timestamp(not_before or now),
+                        to_timestamp(now),
+                    ),
                 )
                 assert cursor.lastrowid is not None
                 ids.append(cursor.lastrowid)
@@ -86,6 +101,19 @@ class SQLiteWriteQueue(SQLiteDatabase):
                 "UPDATE write_queue SET done_at = ?, failure = ? WHERE id = ?",
                 (to_timestamp(now), failure, write_id),
             )
+
+    def drop_unsent_writes(
+        self, kind: str, *, issue_number: int, now: datetime, failure: str
+    ) -> int:
+        """Finish, with ``failure``, the writes of ``kind`` on an issue never tried yet."""
+        with self._transaction() as db:
+            # attempts = 0: a write another replica has claimed is left to it.
+            cursor = db.execute(
+                "UPDATE write_queue SET done_at = ?, failure = ? WHERE kind = ?"
+                " AND issue_number = ? AND done_at IS NULL AND attempts = 0",
+                (to_timestamp(now), failure, kind, issue_number),
+            )
+            return cursor.rowcount
 
     def defer_write(self, write_id: int, *, until: datetime, attempts: int | None = None) -> bool:
         """Try a queued write again later; with ``attempts``, only if no one else took it.

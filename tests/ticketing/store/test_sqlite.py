@@ -424,3 +424,21 @@ def test_reply_and_its_claim_are_queued_in_one_transaction_and_only_once(
     assert store.enqueue_writes(writes, now=NOW, claim=claim) is None
     assert store.pending_writes() == 2
     assert store.count_replies(ticket.id) == 1
+
+
+def test_dropping_unsent_writes_leaves_other_kinds_issues_and_claimed_ones(
+    store: TicketStore,
+) -> None:
+    """Only untried writes of that kind on that issue are finished; a claimed one is kept."""
+    later = NOW + timedelta(seconds=2)
+    labels = store.enqueue_write(
+        "set_labels", issue_number=1, payload="{}", now=NOW, not_before=later
+    )
+    claimed = store.enqueue_write("set_labels", issue_number=1, payload="{}", now=NOW)
+    store.enqueue_write("set_labels", issue_number=2, payload="{}", now=NOW)
+    store.enqueue_write("comment", issue_number=1, payload="{}", now=NOW)
+    assert store.defer_write(claimed, until=later, attempts=0)
+    assert labels not in [w.id for w in store.due_writes(now=NOW)]  # not due before `later`
+    assert store.drop_unsent_writes("set_labels", issue_number=1, now=NOW, failure="x") == 1
+    assert store.pending_writes() == 3
+    assert labels not in [w.id for w in store.due_writes(now=later)]
