@@ -41,6 +41,7 @@ from .responses_front import RESPONSES_FRONT
 from .routing import RouteTable, load_routes
 from .settings import Settings
 from .startup import check_github, open_keyring
+from .stored_responses import install_stored_responses
 from .upstream import upstream_session
 from .webhook import WEBHOOK_PATH, github_webhook
 
@@ -151,6 +152,7 @@ def create_app(
     install_front(app, CHAT_FRONT, "/v1/chat/completions", "/chat/completions")
     install_front(app, LEGACY_FRONT, "/v1/completions", "/completions")
     install_front(app, RESPONSES_FRONT, "/v1/responses", "/responses")
+    install_stored_responses(app, "/v1/responses")
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,

@@ -1,10 +1,10 @@
 """The one flow every front's completion takes: body, route, ticket, wait, answer.
 
 Read the body under its limits, route the model (upstream or people), let the front parse it
-into a ``ChatRequest``, submit it (or re-attach a retry to its ticket), start a draft, keep
-the client's line open with the front's heartbeats while people think, and deliver what the
-front renders. A front (:mod:`proxy.fronts`) only parses and renders; :func:`install_front`
-adds its routes.
+into a ``ChatRequest`` (through its memory, if it keeps state), submit it (or re-attach a
+retry to its ticket), start a draft, keep the client's line open with the front's heartbeats
+while people think, and deliver what the front renders. A front (:mod:`proxy.fronts`) only
+parses and renders; :func:`install_front` adds its routes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from ticketing.threads import THREAD_NAME_LIMIT
 from .bodies import read_body
 from .drafts import start_draft
 from .errors import InvalidRequest, RateLimited
-from .fronts import FRONTS, Front, Fronts
+from .fronts import FRONTS, Front, Fronts, Parsed
 from .handlers import DESK, OPENING, ROUTES, SETTINGS, THREAD_HEADER, TICKET_HEADER
 from .keepalive import heartbeat_interval, read_timeout, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
@@ -70,7 +70,12 @@ def submit_patience(headers: Mapping[str, str]) -> float:
 
 
 async def _submit(
-    request: web.Request, desk: Desk, chat: ChatRequest, *, request_id: str
+    request: web.Request,
+    desk: Desk,
+    chat: ChatRequest,
+    *,
+    request_id: str,
+    continues: int | None,
 ) -> Ticket:
     """Open or re-attach to the ticket, telling the client to retry if that takes too long.
 
@@ -78,7 +83,9 @@ async def _submit(
     either), and the retry re-attaches to the ticket it opened.
     """
     opening = asyncio.create_task(
-        desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
+        desk.submit(
+            chat, request_id=request_id, thread_name=thread_name(request), continues=continues
+        )
     )
     try:
         return await asyncio.wait_for(asyncio.shield(opening), submit_patience(request.headers))
@@ -137,13 +144,16 @@ async def cancel_openings(app: web.Application) -> None:
 
 
 async def _answer(
-    request: web.Request, chat: ChatRequest, front: Front[Any], terms: Any, *, stream: bool
+    request: web.Request, chat: ChatRequest, front: Front[Any], parsed: Parsed[Any]
 ) -> web.StreamResponse:
     """Open or re-attach to the ticket, keep the client's line open, then send the answer."""
     settings = request.app[SETTINGS]
     desk = request.app[DESK]
     request_id = request[REQUEST_ID]
-    ticket = await _submit(request, desk, chat, request_id=request_id)
+    ticket = await _submit(request, desk, chat, request_id=request_id, continues=parsed.continues)
+    if front.memory is not None:
+        front.memory.keep(request, ticket, parsed)
+    terms, stream = parsed.terms, parsed.stream
     start_draft(request.app, ticket, chat)
     created = int(ticket.created_at.timestamp())
     headers = {
@@ -228,12 +238,15 @@ async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResp
     routed = route_request(request.app[ROUTES], body)
     if routed.route.kind == UPSTREAM:
         return await _forward(request, body, routed, front)
-    parsed = front.parse(body, request[CLIENT], routed)
+    if front.memory is None:
+        parsed = front.parse(body, request[CLIENT], routed)
+    else:
+        parsed = front.memory.parse(request, body, routed)
     # The ticket names the canonical model; the answer echoes the id the client asked for.
     chat = replace(parsed.chat, model=routed.canonical)
     # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
     del body
-    return await _answer(request, chat, front, parsed.terms, stream=parsed.stream)
+    return await _answer(request, chat, front, parsed)
 
 
 def handler_for(front: Front[Any]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

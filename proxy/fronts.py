@@ -11,6 +11,9 @@ next) does only four things, all pure:
    ``stream_framing`` (heartbeat and failure bytes);
 4. ``envelope``: how its errors look, and ``client_key``: where its clients put their key.
 
+A front that keeps state between requests (the Responses API's stored responses) adds a
+``memory`` (:class:`FrontMemory`): its only I/O, which the flow runs around the pure parts.
+
 Everything else (reading the body under limits, routing, submitting or re-attaching, drafts,
 waiting with heartbeats, delivering, retries) is :mod:`proxy.completion_flow`, once. The
 middleware asks :class:`Fronts` which front a path belongs to for the envelope and the key.
@@ -20,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from aiohttp import web
 
@@ -60,6 +63,27 @@ class Parsed(Generic[T]):
     chat: ChatRequest
     terms: T
     stream: bool
+    # The ticket whose run this request continues, when the client named it
+    # (the Responses API's previous_response_id); the flow makes it the run's next step.
+    continues: int | None = None
+
+
+class FrontMemory(Protocol[T]):
+    """The state a front keeps between requests (the Responses API's stored responses).
+
+    The one part of a front that does I/O, run by the flow around the pure parts: ``parse``
+    reads what a body refers to (a stored previous response) and hands it to the front's
+    pure parsing; ``keep`` records what later requests may refer to, once the ticket exists
+    (what it records is left on the request by ``parse``, so the wait does not hold it).
+    """
+
+    def parse(self, request: web.Request, body: dict[str, Any], routed: RoutedModel) -> Parsed[T]:
+        """Return the request as the front reads it, with what it refers to filled in."""
+        ...
+
+    def keep(self, request: web.Request, ticket: Ticket, parsed: Parsed[T]) -> None:
+        """Record what later requests may refer to, now that the ticket exists."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -81,6 +105,8 @@ class Front(Generic[T]):
     key_hint: str = "Send `Authorization: Bearer <key>`"
     # The upstream's path a model routed upstream is forwarded to; None refuses it.
     upstream_endpoint: str | None = None
+    # A front that keeps state (stored responses) parses through it; None for most fronts.
+    memory: FrontMemory[T] | None = None
 
 
 @dataclass

@@ -3,20 +3,23 @@
 See :mod:`proxy.fronts`. The stream opens with ``response.created`` and
 ``response.in_progress`` as soon as the ticket exists, keeps the line open with SSE comments
 while people think, then sends the answer's typed events. An expiry is a completed response
-whose text says nobody answered (no function call), as chat completions do.
+whose text says nobody answered (no function call), as chat completions do. Responses are
+stored, and ``previous_response_id`` continues one (:mod:`proxy.stored_responses`).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from ticketing.desk import Outcome
 from ticketing.store.model import Ticket
 
-from .fronts import Front, Parsed, answer_id, released
+from .fronts import Front, Parsed, released
 from .keepalive import Framing
 from .routing import RoutedModel
+from .stored_responses import ResponsesMemory, response_id_for
 from .wire.responses import prompt_tokens
 from .wire.responses_api.objects import (
     STREAM_FAILURE,
@@ -36,8 +39,17 @@ RESPONSES_FRAMING = Framing(
 )
 
 
-def _parse(body: dict[str, Any], client: str, routed: RoutedModel) -> Parsed[ResponseEcho]:
-    chat = parse_responses_request(body, client=client, model=routed.requested)
+def _parse_in_context(
+    body: dict[str, Any],
+    client: str,
+    routed: RoutedModel,
+    context: Sequence[Any],
+    issued: frozenset[str],
+) -> Parsed[ResponseEcho]:
+    """Parse a body after ``context``: the items of the response it continues, if any."""
+    chat = parse_responses_request(
+        body, client=client, model=routed.requested, context=context, issued=issued
+    )
     text = body.get("text")
     echo = ResponseEcho(
         model=routed.requested,
@@ -52,18 +64,20 @@ def _parse(body: dict[str, Any], client: str, routed: RoutedModel) -> Parsed[Res
         user=chat.user,
         temperature=body.get("temperature"),
         top_p=body.get("top_p"),
+        previous_response_id=body.get("previous_response_id"),
+        store=body.get("store") is not False,
     )
     return Parsed(chat=chat, terms=echo, stream=bool(body.get("stream")))
 
 
-def _response_id(ticket: Ticket) -> str:
-    return answer_id(ticket, "resp_")
+def _parse(body: dict[str, Any], client: str, routed: RoutedModel) -> Parsed[ResponseEcho]:
+    return _parse_in_context(body, client, routed, (), frozenset())
 
 
 def _fields(outcome: Outcome, echo: ResponseEcho, created: int) -> dict[str, Any]:
     release = released(outcome)
     return {
-        "response_id": _response_id(outcome.ticket),
+        "response_id": response_id_for(outcome.ticket),
         "created": created,
         "echo": echo,
         "content": release.content,
@@ -82,7 +96,7 @@ def _render_stream(outcome: Outcome, echo: ResponseEcho, created: int) -> bytes:
 
 def _preamble(ticket: Ticket, echo: ResponseEcho, created: int) -> bytes:
     return sse_events(
-        render_preamble_events(response_id=_response_id(ticket), created=created, echo=echo)
+        render_preamble_events(response_id=response_id_for(ticket), created=created, echo=echo)
     )
 
 
@@ -94,4 +108,5 @@ RESPONSES_FRONT: Front[ResponseEcho] = Front(
     stream_framing=RESPONSES_FRAMING,
     preamble=_preamble,
     upstream_endpoint="/responses",
+    memory=ResponsesMemory(_parse_in_context),
 )

@@ -63,11 +63,11 @@ async def test_image_input_is_refused_naming_the_part(stack: Stack) -> None:
     assert error["param"] == "input[0].content[0]"
 
 
-async def test_previous_response_id_is_refused_until_responses_are_stored(stack: Stack) -> None:
-    """previous_response_id is refused, saying to send the whole conversation instead."""
-    error = await refused(stack, input="and then?", previous_response_id="resp_abc")
-    assert error["param"] == "previous_response_id"
-    assert "input" in error["message"]
+async def test_conversation_is_refused_pointing_at_previous_response_id(stack: Stack) -> None:
+    """conversation is refused, saying to chain with previous_response_id or send it all."""
+    error = await refused(stack, input="and then?", conversation="conv_abc")
+    assert error["param"] == "conversation"
+    assert "previous_response_id" in error["message"]
 
 
 async def test_background_response_is_refused(stack: Stack) -> None:

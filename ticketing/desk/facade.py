@@ -74,6 +74,7 @@ class Desk:
     ) -> None:
         self.store = store
         self.github = github
+        self.clock = clock
         self._settings = settings
         self.bot_login = bot_login
         self.followups = WriteQueue(store=store, github=github, clock=clock)
@@ -221,10 +222,17 @@ class Desk:
         return self.settings.ticket_ref(ticket)
 
     async def submit(
-        self, request: ChatRequest, *, request_id: str, thread_name: str | None = None
+        self,
+        request: ChatRequest,
+        *,
+        request_id: str,
+        thread_name: str | None = None,
+        continues: int | None = None,
     ) -> Ticket:
-        """Return the ticket for this request, opening an issue only if none is live."""
-        return await self._intake.submit(request, request_id=request_id, thread_name=thread_name)
+        """Return the ticket for this request (the next step after ``continues``, if given)."""
+        return await self._intake.submit(
+            request, request_id=request_id, thread_name=thread_name, continues=continues
+        )
 
     def render(self, ticket: Ticket, request: ChatRequest) -> RenderedTicket:
         """Render a ticket as GitHub shows it: the issue (step 1) or its step comment."""

@@ -67,13 +67,19 @@ class Intake:
         self._clock = clock
 
     async def submit(
-        self, request: ChatRequest, *, request_id: str, thread_name: str | None = None
+        self,
+        request: ChatRequest,
+        *,
+        request_id: str,
+        thread_name: str | None = None,
+        continues: int | None = None,
     ) -> Ticket:
         """Return the ticket for this request, opening an issue only if none is live.
 
-        ``thread_name`` is a run the client named. Raises GitHubUnavailable when GitHub
-        cannot take the issue now; the ticket is kept, so the retry resumes it. Any other
-        GitHubError ends the ticket (expired) before it is raised.
+        ``thread_name`` is a run the client named; ``continues``, the ticket it follows.
+        Raises GitHubUnavailable when GitHub cannot take the issue now; the ticket is kept, so
+        the retry resumes it. Any other GitHubError ends the ticket (expired) before it is
+        raised.
         """
         delivered = self._delivered.recent(request.key)
         if delivered is not None:
@@ -92,7 +98,7 @@ class Intake:
                     deadline=now + self.settings.max_wait,
                     request=request.to_json(),
                     client=request.client,
-                    thread=self._runs.thread_for(request, thread_name),
+                    thread=self._runs.thread_for(request, thread_name, continues=continues),
                 )
                 if thread_name is not None and ticket.thread_id is not None:
                     self._runs.name_run(request.client, thread_name, ticket)

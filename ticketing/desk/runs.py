@@ -1,8 +1,8 @@
 """Agent runs in the store: which run a request continues, and the reply that links it.
 
 The recognition itself is pure (:mod:`ticketing.threads`); this module looks up what it
-needs in the store: the ticket that gave a reply the request repeats, a client's named
-run, its latest run for a side call.
+needs in the store: the ticket the client said it follows, the ticket that gave a reply the
+request repeats, a client's named run, its latest run for a side call.
 """
 
 from __future__ import annotations
@@ -29,8 +29,18 @@ class Runs:
     def __init__(self, store: TicketStore) -> None:
         self._store = store
 
-    def thread_for(self, request: ChatRequest, name: str | None) -> ThreadStart | None:
-        """Return the agent run this request continues, or None to open an issue of its own."""
+    def thread_for(
+        self, request: ChatRequest, name: str | None, *, continues: int | None = None
+    ) -> ThreadStart | None:
+        """Return the agent run this request continues, or None to open an issue of its own.
+
+        ``continues`` is the ticket the client said this request follows (a Responses API
+        ``previous_response_id``): its run is continued after it, whatever the messages say.
+        """
+        if continues is not None:
+            parent = self._store.get_ticket(continues)
+            if parent is not None and parent.thread_id is not None:
+                return self._continue(parent.thread_id, parent)
         if name is not None:
             thread_id = self._store.thread_for_name(named_thread_key(request.client, name))
             return None if thread_id is None else self._continue(thread_id, None)

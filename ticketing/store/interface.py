@@ -29,6 +29,7 @@ from ticketing.store.model import (
     StoredAnswer,
     StoredDraft,
     StoredJudgement,
+    StoredResponse,
     ThreadStart,
     Ticket,
 )
@@ -282,6 +283,23 @@ class PollCursorStore(Protocol):
 
 
 @runtime_checkable
+class ResponseStore(Protocol):
+    """The Responses API's stored responses: which ticket answers each, and for which client."""
+
+    def keep_response(self, response: StoredResponse) -> None:
+        """Record a response; a response already recorded (or deleted) is left as it is."""
+        ...
+
+    def response_for(self, response_id: str) -> StoredResponse | None:
+        """Return a response by id, or None if it was never recorded or was deleted."""
+        ...
+
+    def delete_response(self, response_id: str, *, now: datetime) -> bool:
+        """Forget a response's echo and items; return False if it was not there to delete."""
+        ...
+
+
+@runtime_checkable
 class TicketStore(
     TicketThreadStore,
     AnswerStore,
@@ -289,6 +307,7 @@ class TicketStore(
     DraftStore,
     WebhookDeliveryStore,
     PollCursorStore,
+    ResponseStore,
     Protocol,
 ):
     """Everything the desk keeps durably; closed once, when the desk stops."""

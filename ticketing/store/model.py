@@ -161,6 +161,26 @@ class QueuedWrite:
 
 
 @dataclass(frozen=True)
+class StoredResponse:
+    """A Responses API response: the ticket answering it, whose it is, and what it was asked.
+
+    ``stored`` is False for a response created with ``store: false``: only its id, ticket and
+    client are kept, so a later reference to it can say why it cannot be used.
+    """
+
+    response_id: str
+    ticket_id: int
+    client: str
+    stored: bool
+    previous_id: str | None
+    # JSON: what the response object echoes of its request (model, tools, instructions, ...).
+    echo: str
+    # JSON: its input items in order, those of the responses it continues first.
+    items: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
 class PollCursor:
     """Where the repo-wide comment poll resumes: GitHub's ``since`` and the last ETag."""
 

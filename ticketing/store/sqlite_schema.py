@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -143,6 +143,22 @@ _MIGRATIONS: dict[int, str] = {
         created_at    REAL NOT NULL,
         updated_at    REAL NOT NULL,
         detail        TEXT
+    );
+    """,
+    # Responses API responses (store: true): which ticket answers each, for which client,
+    # what its object echoes and its input items. A deleted one keeps its row (without its
+    # content) so a retry of its request cannot bring it back.
+    8: """
+    CREATE TABLE responses (
+        response_id   TEXT PRIMARY KEY,
+        ticket_id     INTEGER NOT NULL REFERENCES tickets (id),
+        client        TEXT NOT NULL,
+        stored        INTEGER NOT NULL,
+        previous_id   TEXT,
+        echo          TEXT NOT NULL DEFAULT '',
+        items         TEXT NOT NULL DEFAULT '',
+        created_at    REAL NOT NULL,
+        deleted_at    REAL
     );
     """,
 }

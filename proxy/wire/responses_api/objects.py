@@ -37,6 +37,8 @@ class ResponseEcho:
     user: str | None = None
     temperature: float | None = None
     top_p: float | None = None
+    previous_response_id: str | None = None
+    store: bool = True
 
 
 def _usage(echo: ResponseEcho, output_tokens: int) -> dict[str, Any]:
@@ -73,9 +75,9 @@ def render_response(
         "model": echo.model,
         "output": output,
         "parallel_tool_calls": echo.parallel_tool_calls,
-        "previous_response_id": None,
+        "previous_response_id": echo.previous_response_id,
         "reasoning": {"effort": None, "summary": None},
-        "store": False,
+        "store": echo.store,
         "temperature": echo.temperature,
         "text": dict(echo.text),
         "tool_choice": echo.tool_choice,

@@ -10,7 +10,7 @@ built-in tools run on OpenAI's servers and are refused, saying why.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from proxy.errors import InvalidRequest
@@ -130,67 +130,82 @@ def _string(item: Mapping[str, Any], name: str, param: str) -> str:
     return value
 
 
-def _input_messages(value: Any) -> list[Message]:
-    """Return the conversation ``input`` holds, merging function calls into assistant turns."""
+def _append_call(messages: list[Message], call: ToolCall) -> None:
+    """Add a function call to the assistant turn it belongs to (or start one)."""
+    last = messages[-1] if messages else None
+    if last is not None and last.role == "assistant":
+        # One assistant turn: its text and its calls, as a chat message carries them.
+        messages[-1] = Message(
+            role="assistant", content=last.content, tool_calls=(*last.tool_calls, call)
+        )
+    else:
+        messages.append(Message(role="assistant", content="", tool_calls=(call,)))
+
+
+def _read_item(item: Any, param: str, messages: list[Message], issued: set[str]) -> None:
+    """Add one input item to the conversation, checking a call output against ``issued``."""
+    require(isinstance(item, dict), "each input item must be an object", param, "invalid_type")
+    kind = item.get("type", "message")
+    if kind == "message":
+        role = item.get("role")
+        require(
+            role in _MESSAGE_ROLES,
+            "role must be one of assistant, developer, system, user",
+            f"{param}.role",
+        )
+        chat = {"role": role, "content": _content(item.get("content"))}
+        try:
+            messages.append(parse_message(chat, 0))
+        except InvalidRequest as error:
+            # Named as the client sent it: input[i], not chat's messages[i].
+            where = (error.param or "").replace("messages[0]", param, 1)
+            raise InvalidRequest(error.message, param=where, code=error.code) from None
+    elif kind == "function_call":
+        call_id = _string(item, "call_id", param)
+        arguments = item.get("arguments", "")
+        require(isinstance(arguments, str), "arguments must be a string", f"{param}.arguments")
+        _append_call(messages, ToolCall(call_id, _string(item, "name", param), arguments))
+        issued.add(call_id)
+    elif kind == "function_call_output":
+        call_id = _string(item, "call_id", param)
+        require(
+            call_id in issued,
+            f"no function_call in input (or in the previous response's output) has call_id "
+            f"{call_id!r}: send the function_call item this output answers before it",
+            f"{param}.call_id",
+            "unknown_call_id",
+        )
+        output = _call_output(item.get("output"), f"{param}.output")
+        messages.append(Message(role="tool", content=output, tool_call_id=call_id))
+    elif kind != "reasoning":  # a model's reasoning summary: people have none, and need none
+        raise InvalidRequest(
+            f"input items of type {kind!r} are not supported: send message, "
+            "function_call and function_call_output items",
+            param=f"{param}.type",
+            code="unsupported_item",
+        )
+
+
+def _input_messages(
+    value: Any, context: Sequence[Any] = (), issued: frozenset[str] = frozenset()
+) -> list[Message]:
+    """Return the conversation: ``context`` (a previous response's), then what ``input`` holds.
+
+    A ``function_call_output`` in ``input`` must answer a call issued earlier in ``input``
+    or in ``issued`` (the previous response's function calls).
+    """
     if isinstance(value, str):
-        return [Message(role="user", content=value)]
+        value = [{"role": "user", "content": value}]
     require(isinstance(value, list), "input must be a string or an array of items", "input")
     require(len(value) > 0, "input must not be empty", "input", "empty_array")
     messages: list[Message] = []
-    issued: set[str] = set()
+    known: set[str] = set()
+    for item in context:
+        # Stored from an earlier, valid request: read as it was then.
+        _read_item(item, "previous_response_id", messages, known)
+    known = set(issued)
     for index, item in enumerate(value):
-        param = f"input[{index}]"
-        require(isinstance(item, dict), "each input item must be an object", param, "invalid_type")
-        kind = item.get("type", "message")
-        if kind == "message":
-            role = item.get("role")
-            require(
-                role in _MESSAGE_ROLES,
-                "role must be one of assistant, developer, system, user",
-                f"{param}.role",
-            )
-            chat = {"role": role, "content": _content(item.get("content"))}
-            try:
-                messages.append(parse_message(chat, index))
-            except InvalidRequest as error:
-                # Named as the client sent it: input[i], not chat's messages[i].
-                where = (error.param or "").replace("messages[", "input[", 1)
-                raise InvalidRequest(error.message, param=where, code=error.code) from None
-        elif kind == "function_call":
-            call_id = _string(item, "call_id", param)
-            call = ToolCall(id=call_id, name=_string(item, "name", param), arguments="")
-            arguments = item.get("arguments", "")
-            require(isinstance(arguments, str), "arguments must be a string", f"{param}.arguments")
-            call = ToolCall(id=call.id, name=call.name, arguments=arguments)
-            issued.add(call_id)
-            last = messages[-1] if messages else None
-            if last is not None and last.role == "assistant":
-                # One assistant turn: its text and its calls, as a chat message carries them.
-                messages[-1] = Message(
-                    role="assistant", content=last.content, tool_calls=(*last.tool_calls, call)
-                )
-            else:
-                messages.append(Message(role="assistant", content="", tool_calls=(call,)))
-        elif kind == "function_call_output":
-            call_id = _string(item, "call_id", param)
-            require(
-                call_id in issued,
-                f"no function_call in input has call_id {call_id!r}: send the function_call "
-                "item this output answers before it",
-                f"{param}.call_id",
-                "unknown_call_id",
-            )
-            output = _call_output(item.get("output"), f"{param}.output")
-            messages.append(Message(role="tool", content=output, tool_call_id=call_id))
-        elif kind == "reasoning":
-            continue  # a model's reasoning summary: people have none, and need none
-        else:
-            raise InvalidRequest(
-                f"input items of type {kind!r} are not supported: send message, "
-                "function_call and function_call_output items",
-                param=f"{param}.type",
-                code="unsupported_item",
-            )
+        _read_item(item, f"input[{index}]", messages, known)
     return messages
 
 
@@ -202,19 +217,15 @@ def _refuse_what_people_cannot_do(body: Mapping[str, Any]) -> None:
             param="background",
             code="unsupported_parameter",
         )
-    if body.get("previous_response_id") is not None:
-        raise InvalidRequest(
-            "previous_response_id is not available yet: send the whole conversation in "
-            "input (as openai-agents does by default); the run still lands on one issue",
-            param="previous_response_id",
-            code="unsupported_parameter",
-        )
     if body.get("conversation") is not None:
         raise InvalidRequest(
-            "conversations are not stored here: send the whole conversation in input",
+            "conversations are not available here: chain responses with "
+            "previous_response_id, or send the whole conversation in input",
             param="conversation",
             code="unsupported_parameter",
         )
+    store = body.get("store")
+    require(store is None or isinstance(store, bool), "store must be a boolean", "store")
     for name, low, high in (("temperature", 0, 2), ("top_p", 0, 1)):
         value = body.get(name)
         number = isinstance(value, int | float) and not isinstance(value, bool)
@@ -225,8 +236,20 @@ def _refuse_what_people_cannot_do(body: Mapping[str, Any]) -> None:
         )
 
 
-def parse_responses_request(body: Any, *, client: str, model: str) -> ChatRequest:
-    """Validate a ``POST /v1/responses`` body and return the request a ticket carries."""
+def parse_responses_request(
+    body: Any,
+    *,
+    client: str,
+    model: str,
+    context: Sequence[Any] = (),
+    issued: frozenset[str] = frozenset(),
+) -> ChatRequest:
+    """Validate a ``POST /v1/responses`` body and return the request a ticket carries.
+
+    ``context`` holds the input and output items of the response named by
+    ``previous_response_id`` (its instructions are not carried over, as OpenAI does), and
+    ``issued`` the call ids of its function calls, which ``input`` may answer.
+    """
     if not isinstance(body, dict):
         raise InvalidRequest("The request body must be a JSON object.", code="invalid_type")
     instructions = body.get("instructions")
@@ -237,7 +260,7 @@ def parse_responses_request(body: Any, *, client: str, model: str) -> ChatReques
         "invalid_type",
     )
     require("input" in body, "you must provide input", "input", "missing")
-    messages = _input_messages(body.get("input"))
+    messages = _input_messages(body.get("input"), context, issued)
     if instructions:
         messages.insert(0, Message(role="system", content=instructions))
     _refuse_what_people_cannot_do(body)
