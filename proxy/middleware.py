@@ -37,7 +37,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
-# Routes that speak OpenAI and need a client key.
+# Routes that speak to agents and need a client key; every front's routes (and the
+# unversioned aliases among them, such as /chat/completions) need one too.
 _API_PREFIXES = ("/v1/", "/models")
 # Seconds a client told "stopping" waits before retrying: about a restart's length.
 STOPPING_RETRY_AFTER = 5
@@ -189,13 +190,13 @@ def client_keys(keys: tuple[str, ...]) -> Middleware:
 
     @web.middleware
     async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        if not request.path.startswith(_API_PREFIXES):
+        fronts = request.app.get(FRONTS)
+        front = None if fronts is None else fronts.for_path(request.path)
+        if front is None and not request.path.startswith(_API_PREFIXES):
             return await handler(request)
         if not encoded:
             request[CLIENT] = ANONYMOUS
             return await handler(request)
-        fronts = request.app.get(FRONTS)
-        front = None if fronts is None else fronts.for_path(request.path)
         read_key = bearer_key if front is None else front.client_key
         presented = read_key(request.headers)
         candidate = (presented or "").encode()
