@@ -1,4 +1,4 @@
-"""The official anthropic SDK pointed at a running stack, and tool_use answers as people sign them."""
+"""The official anthropic SDK pointed at a running stack, and tool calls as people sign them."""
 
 from __future__ import annotations
 

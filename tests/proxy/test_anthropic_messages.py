@@ -65,7 +65,10 @@ async def test_sync_client_receives_tool_use_and_its_result_continues_the_issue(
     result = {"type": "tool_result", "tool_use_id": use.id, "content": "README.md"}
     follow_up = [
         *QUESTION,
-        {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in message.content]},
+        {
+            "role": "assistant",
+            "content": [b.model_dump(exclude_none=True) for b in message.content],
+        },
         {"role": "user", "content": [result]},
     ]
     second = asyncio.create_task(asyncio.to_thread(ask, follow_up))

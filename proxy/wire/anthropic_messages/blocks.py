@@ -6,6 +6,10 @@ blocks ``tool`` messages (before the user's text, as Anthropic orders them), so 
 turn is the run's next step exactly as chat's tool messages are. ``thinking`` blocks echoed
 back are dropped (people have no reasoning to show); images and documents are refused, as
 chat refuses images: people are shown text only.
+
+Claude Code opens a user turn with harness context (``<system-reminder>`` blocks: the date,
+project instructions) before the person's words. Those blocks are moved after them, so the
+ticket's title and its *Newest message* start with what the person asked; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from ticketing.request import Message, ToolCall
 _ROLES = ("user", "assistant", "system")
 # Blocks an earlier assistant turn may carry that people neither see nor need.
 _SKIPPED = frozenset({"thinking", "redacted_thinking"})
+# Harness context Claude Code puts before the person's words, as whole text blocks.
+_REMINDER = ("<system-reminder>", "</system-reminder>")
 # Blocks that hold something other than text: refused, saying why.
 _NOT_TEXT = frozenset({"image", "document", "search_result", "container_upload"})
 
@@ -115,18 +121,22 @@ def _user(content: Any, param: str, issued: set[str]) -> list[Message]:
     require(isinstance(content, list), "content must be a string or an array of blocks", param)
     results: list[Message] = []
     texts: list[str] = []
+    reminders: list[str] = []
     for index, block in enumerate(content):
         where = f"{param}[{index}]"
         require(isinstance(block, dict), "each block must be an object", where, "invalid_type")
         kind = block.get("type")
         if kind == "text":
-            texts.append(_text(block, where))
+            text = _text(block, where)
+            stripped = text.strip()
+            reminder = stripped.startswith(_REMINDER[0]) and stripped.endswith(_REMINDER[1])
+            (reminders if reminder else texts).append(text)
         elif kind == "tool_result":
             results.append(_tool_result(block, where, issued))
         else:
             _refuse_block(kind, where)
-    if texts or not results:
-        results.append(Message(role="user", content="\n".join(texts)))
+    if texts or reminders or not results:
+        results.append(Message(role="user", content="\n".join(texts + reminders)))
     return results
 
 

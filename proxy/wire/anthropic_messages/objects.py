@@ -41,8 +41,12 @@ def error_type(status: int) -> str:
 
 
 def anthropic_envelope(error: APIError) -> dict[str, Any]:
-    """Return Anthropic's error body: ``{"type": "error", "error": {"type", "message"}}``."""
-    return {"type": "error", "error": {"type": error_type(error.status), "message": error.message}}
+    """Return Anthropic's error body: ``{"type": "error", "error": {"type", "message"}}``.
+
+    The envelope has no ``param``: the message names it first, as Anthropic's messages do.
+    """
+    message = error.message if error.param is None else f"{error.param}: {error.message}"
+    return {"type": "error", "error": {"type": error_type(error.status), "message": message}}
 
 
 @dataclass(frozen=True)

@@ -83,10 +83,11 @@ def _stop_sequences(body: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(v for v in value if v)
 
 
-def _user(body: Mapping[str, Any]) -> str | None:
+def _metadata(body: Mapping[str, Any]) -> dict[str, str]:
+    """Return ``metadata.user_id`` as the ticket's metadata (Claude Code's is its session)."""
     metadata = body.get("metadata")
     if metadata is None:
-        return None
+        return {}
     require(isinstance(metadata, dict), "metadata must be an object", "metadata", "invalid_type")
     user = metadata.get("user_id")
     require(
@@ -95,7 +96,7 @@ def _user(body: Mapping[str, Any]) -> str | None:
         "metadata.user_id",
         "invalid_type",
     )
-    return user if isinstance(user, str) and user else None
+    return {"user_id": user} if isinstance(user, str) and user else {}
 
 
 def _system(body: Mapping[str, Any]) -> list[Message]:
@@ -138,7 +139,7 @@ def parse_messages_request(
         model=model,
         messages=tuple(messages),
         client=client,
-        user=_user(body),
+        metadata=_metadata(body),
         max_tokens=max_tokens,
         # A distinct key space: the same words sent to another front are another request.
         key=request_key(client, {**body, "/v1/messages": True}),
