@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from tests.helpers.agent_runs import wait_for_step
 from tests.helpers.anthropic_clients import LIST_FOLDER, async_client, sync_client, tool_call
-from tests.helpers.stack import REPO, Stack
+from tests.helpers.raw_requests import raw
+from tests.helpers.stack import CLIENT_KEY, REPO, Stack
 
 QUESTION: list[Any] = [{"role": "user", "content": "What files are in the workspace?"}]
 
@@ -219,3 +221,18 @@ async def test_count_tokens_gives_the_chat_estimate_and_opens_no_ticket(stack: S
     # Two messages, 9 and 32 characters: (ceil(9/4) + 4) + (ceil(32/4) + 4) + 3.
     assert counted.input_tokens == (3 + 4) + (8 + 4) + 3
     assert await stack.issues() == []
+
+
+async def test_x_api_key_without_anthropic_version_is_answered(stack: Stack) -> None:
+    """A hand-written client with x-api-key and no anthropic-version is served like the SDK."""
+    body = {"model": "claude-opus-4-8", "max_tokens": 64, "messages": QUESTION}
+    headers = {"x-api-key": CLIENT_KEY, "Content-Type": "application/json"}
+    pending = asyncio.create_task(
+        raw(stack, "POST", "/v1/messages", data=json.dumps(body).encode(), headers=headers)
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "README.md")
+    status, _, message = await asyncio.wait_for(pending, 10)
+    assert status == 200
+    assert message["content"] == [{"type": "text", "text": "README.md"}]
+    assert message["type"] == "message"
