@@ -33,6 +33,7 @@ from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context
 from .handlers import DESK, OPENING, ROUTES, SETTINGS, Openings, get_model, list_models
 from .health import healthz, readyz
+from .messages_front import MESSAGES_FRONT, count_tokens
 from .metrics import install_metrics
 from .middleware import client_keys, openai_errors, request_ids
 from .openai_fronts import CHAT_FRONT, LEGACY_FRONT
@@ -153,6 +154,9 @@ def create_app(
     install_front(app, LEGACY_FRONT, "/v1/completions", "/completions")
     install_front(app, RESPONSES_FRONT, "/v1/responses", "/responses")
     install_stored_responses(app, "/v1/responses")
+    install_front(app, MESSAGES_FRONT, "/v1/messages")
+    # Under /v1/messages, so the middleware gives it the same envelope and key reading.
+    app.router.add_post("/v1/messages/count_tokens", count_tokens)
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,

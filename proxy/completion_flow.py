@@ -195,7 +195,7 @@ async def _answer(
     return response
 
 
-async def _read_request(request: web.Request) -> bytes:
+async def read_request(request: web.Request) -> bytes:
     """Read a completion request's body under TICKETPROXY_MAX_BODY_BYTES, in time."""
     settings = request.app[SETTINGS]
     limit = settings.max_body_bytes
@@ -234,7 +234,9 @@ async def _forward(
 async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResponse:
     """Refuse, route or ticket a request in ``front``'s dialect, then answer it in that dialect."""
     # Everything that can be refused is refused here, before the 200 goes out.
-    body = parse_json_body(await _read_request(request))
+    if front.check_headers is not None:
+        front.check_headers(request.headers)
+    body = parse_json_body(await read_request(request))
     routed = route_request(request.app[ROUTES], body)
     if routed.route.kind == UPSTREAM:
         return await _forward(request, body, routed, front)

@@ -1,7 +1,7 @@
 """Fronts: the API dialects agents speak, each a small value over the one ticket life cycle.
 
-A front (OpenAI chat completions, legacy completions, the Responses API; Anthropic Messages
-next) does only four things, all pure:
+A front (OpenAI chat completions, legacy completions, the Responses API, Anthropic Messages)
+does only four things, all pure:
 
 1. ``parse``: its request body → the front-neutral ``ChatRequest`` a ticket carries, plus
    the client's own terms its answer is rendered with (``Parsed``);
@@ -9,7 +9,8 @@ next) does only four things, all pure:
 3. ``render_stream``: the same outcome → its stream's events after the wait, with an
    optional ``preamble`` sent the moment the ticket exists (before the wait) and its own
    ``stream_framing`` (heartbeat and failure bytes);
-4. ``envelope``: how its errors look, and ``client_key``: where its clients put their key.
+4. ``envelope``: how its errors look, ``client_key``: where its clients put their key, and
+   an optional ``check_headers`` (e.g. Anthropic's ``anthropic-version``).
 
 A front that keeps state between requests (the Responses API's stored responses) adds a
 ``memory`` (:class:`FrontMemory`): its only I/O, which the flow runs around the pure parts.
@@ -43,6 +44,8 @@ T = TypeVar("T")
 ErrorEnvelope = Callable[[APIError], dict[str, Any]]
 # The client key a request presents, or None if it presents none the way this front expects.
 KeyReader = Callable[[Mapping[str, str]], str | None]
+# Refuses (InvalidRequest) headers the front cannot serve, e.g. an unknown API version.
+HeaderCheck = Callable[[Mapping[str, str]], None]
 
 
 def openai_envelope(error: APIError) -> dict[str, Any]:
@@ -103,6 +106,8 @@ class Front(Generic[T]):
     envelope: ErrorEnvelope = openai_envelope
     client_key: KeyReader = bearer_key
     key_hint: str = "Send `Authorization: Bearer <key>`"
+    # Checked before the body is read; None checks nothing.
+    check_headers: HeaderCheck | None = None
     # The upstream's path a model routed upstream is forwarded to; None refuses it.
     upstream_endpoint: str | None = None
     # A front that keeps state (stored responses) parses through it; None for most fronts.

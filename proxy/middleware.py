@@ -142,9 +142,9 @@ async def openai_errors(request: web.Request, handler: Handler) -> web.StreamRes
         return error_response(
             NotFound(
                 f"Invalid URL ({request.method} {request.path}). ticketproxy serves "
-                "/v1/chat/completions, /v1/responses, /v1/completions and /v1/models; "
-                "embeddings, images, audio and the other OpenAI endpoints are not answered by "
-                "people, so send those calls to another provider.",
+                "/v1/chat/completions, /v1/responses, /v1/messages, /v1/completions and "
+                "/v1/models; embeddings, images, audio and the other OpenAI endpoints are not "
+                "answered by people, so send those calls to another provider.",
                 code="unknown_url",
             ),
             request_id=request_id,
