@@ -72,6 +72,6 @@ async def test_claude_code_tool_turn_and_follow_up_land_on_one_issue(stack: Stac
     assert reply.stop_reason == "end_turn"
     assert [i.number for i in await stack.issues()] == [1]
     # The person's words lead the title, not Claude Code's <system-reminder> context.
-    assert issue.title == "[claude-opus-4-8] agent: What files are in this folder?"
+    assert issue.title == "What files are in this folder?"
     assert "| Bash |" in issue.body
     assert r"session\_id" in issue.body  # metadata.user_id, shown escaped as metadata

@@ -68,7 +68,8 @@ async def test_previous_response_id_after_a_function_call_is_the_next_step_of_on
     assert second.previous_response_id == first.id
     assert second.id != first.id
     assert [i.number for i in await stack.issues()] == [1]
-    [step] = [c.body for c in await stack.comments(1) if "`#1/2`" in c.body or "#1/2" in c.body]
+    marker = "<!-- ticketproxy:reply step -->"
+    [step] = [c.body for c in await stack.comments(1) if marker in c.body]
     # The step shows what is new (the tool's output), not the question asked in step 1.
     assert "README.md" in step
     assert "What files are in the workspace?" not in step
