@@ -20,6 +20,7 @@ from ticketing.desk import Desk, DeskSettings
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import GitHubClient
 
+from .agent_protocol.routes import install_agent_protocol
 from .completion_flow import cancel_openings, install_front
 from .desk_factories import (
     CoordinatorFactory,
@@ -151,6 +152,7 @@ def create_app(
     install_front(app, CHAT_FRONT, "/v1/chat/completions", "/chat/completions")
     install_front(app, LEGACY_FRONT, "/v1/completions", "/completions")
     install_front(app, RESPONSES_FRONT, "/v1/responses", "/responses")
+    install_agent_protocol(app, clock=clock)
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,

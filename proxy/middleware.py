@@ -37,8 +37,8 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
-# Routes that speak OpenAI and need a client key.
-_API_PREFIXES = ("/v1/", "/models")
+# Routes agents call, which need a client key: OpenAI's, and the Agent Protocol's.
+_API_PREFIXES = ("/v1/", "/models", "/ap/")
 # Seconds a client told "stopping" waits before retrying: about a restart's length.
 STOPPING_RETRY_AFTER = 5
 

@@ -16,11 +16,12 @@ from __future__ import annotations
 from ticketing.store.sqlite_answers import SQLiteAnswers
 from ticketing.store.sqlite_drafts import SQLiteDrafts
 from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
+from ticketing.store.sqlite_tasks import SQLiteTasks
 from ticketing.store.sqlite_tickets import SQLiteTickets
 from ticketing.store.sqlite_write_queue import SQLiteWriteQueue
 
 
 class SQLiteTicketStore(
-    SQLiteTickets, SQLiteAnswers, SQLiteWriteQueue, SQLiteDrafts, SQLiteGitHubEvents
+    SQLiteTickets, SQLiteAnswers, SQLiteWriteQueue, SQLiteDrafts, SQLiteGitHubEvents, SQLiteTasks
 ):
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""
