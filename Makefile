@@ -34,7 +34,13 @@ $(AP_CLIENT_STAMP): Makefile
 	$(AP_CLIENT_VENV)/bin/python -m pip install --quiet 'agent-protocol-client==1.1.0'
 	touch $(AP_CLIENT_STAMP)
 
-install: $(STAMP) $(AP_CLIENT_STAMP)
+# newman, for the Agent Protocol's Postman suite (tests/samples/agent_protocol/), from npm.
+NEWMAN := node_modules/.bin/newman
+$(NEWMAN): package.json
+	npm install --no-audit --no-fund --silent
+	touch $(NEWMAN)
+
+install: $(STAMP) $(AP_CLIENT_STAMP) $(NEWMAN)
 
 run: $(RUNTIME_STAMP)
 	$(BIN)/ticketproxy serve
@@ -46,7 +52,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy $(PACKAGES)
 
-pytest: $(STAMP) $(AP_CLIENT_STAMP)
+pytest: $(STAMP) $(AP_CLIENT_STAMP) $(NEWMAN)
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
@@ -63,4 +69,4 @@ bench: $(STAMP)
 	if [ -n "$$failed" ]; then echo "bench: targets missed by:$$failed"; exit 1; fi
 
 clean:
-	rm -rf $(VENV) $(AP_CLIENT_VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(AP_CLIENT_VENV) node_modules .mypy_cache .ruff_cache .pytest_cache
