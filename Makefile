@@ -8,6 +8,11 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 STAMP := $(VENV)/.installed
 PACKAGES := proxy ticketing auth embedded_github
+# agent-protocol-client 1.1.0 (the Agent Protocol's generated client, which agbenchmark
+# drives) pins pydantic<2, which the openai client cannot share: the tests run it as a
+# process from a venv of its own.
+AP_CLIENT_VENV := .venv-apclient
+AP_CLIENT_STAMP := $(AP_CLIENT_VENV)/.installed
 
 .PHONY: run test lint typecheck pytest install clean bench
 
@@ -24,7 +29,18 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(RUNTIME_STAMP) $(STAMP)
 
-install: $(STAMP)
+$(AP_CLIENT_STAMP): Makefile
+	$(PYTHON) -m venv $(AP_CLIENT_VENV)
+	$(AP_CLIENT_VENV)/bin/python -m pip install --quiet 'agent-protocol-client==1.1.0'
+	touch $(AP_CLIENT_STAMP)
+
+# newman, for the Agent Protocol's Postman suite (tests/samples/agent_protocol/), from npm.
+NEWMAN := node_modules/.bin/newman
+$(NEWMAN): package.json
+	npm install --no-audit --no-fund --silent
+	touch $(NEWMAN)
+
+install: $(STAMP) $(AP_CLIENT_STAMP) $(NEWMAN)
 
 run: $(RUNTIME_STAMP)
 	$(BIN)/ticketproxy serve
@@ -36,7 +52,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy $(PACKAGES)
 
-pytest: $(STAMP)
+pytest: $(STAMP) $(AP_CLIENT_STAMP) $(NEWMAN)
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
@@ -53,4 +69,4 @@ bench: $(STAMP)
 	if [ -n "$$failed" ]; then echo "bench: targets missed by:$$failed"; exit 1; fi
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(AP_CLIENT_VENV) node_modules .mypy_cache .ruff_cache .pytest_cache

@@ -26,11 +26,14 @@ def sign_comment(
     ttl: timedelta = DEFAULT_TTL,
     judged_digest: str | None = None,
     jti: str | None = None,
+    ask: bool = False,
 ) -> str:
     """Return a comment body carrying ``text`` and a signature over it for ``ticket``.
 
     For an answer the signature covers ``text`` itself. To approve or reject, ``text`` is
     the reviewer's note and ``judged_digest`` (the answer's :func:`text_digest`) is signed.
+    ``ask`` signs the answer as a question back to the agent's user (the ``ask`` claim), so
+    whether it ends the task cannot be changed after signing.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise SigningError("now must be an aware datetime, such as datetime.now(UTC)")
@@ -41,6 +44,8 @@ def sign_comment(
     if jti is not None and not jti:
         raise SigningError("jti must be a non-empty unique id, or None for a random one")
     act = Act(act)
+    if ask and act is not Act.ANSWER:
+        raise SigningError("only an answer can ask a question back; approvals cannot")
     if act is Act.ANSWER:
         if judged_digest is not None:
             raise SigningError("an answer signs its own text; judged_digest is for approve/reject")
@@ -64,6 +69,8 @@ def sign_comment(
         "exp": issued_at + max(1, int(ttl.total_seconds())),
         "jti": jti if jti is not None else secrets.token_urlsafe(16),
     }
+    if ask:
+        claims["ask"] = True
     token = jwt.encode(
         claims, key.private_key, algorithm=key.alg, headers={"kid": key.kid, "typ": "JWT"}
     )

@@ -84,6 +84,8 @@ class Accepted:
     digest: str
     issued_at: datetime
     expires_at: datetime
+    # Signed with ``--ask``: the answer is a question back to the agent's user, not final.
+    ask: bool = False
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class _Claims:
     iat: int
     exp: int
     jti: str
+    ask: bool
 
 
 def verify_comment(
@@ -251,7 +254,8 @@ def _verify_signed(
     if claims is None:
         return _malformed(
             "The signed token lacks or mistypes a required claim (sub, aud, act, sha256, "
-            "iat, exp, jti); sign it again with the current tool."
+            "iat, exp, jti) or carries an `ask` claim other than true on an answer; sign it "
+            "again with the current tool."
         )
     if not same_login(claims.sub, entry.login):
         return Rejected(
@@ -344,12 +348,17 @@ def _check_window_and_replay(
         digest=claims.sha256,
         issued_at=issued_at,
         expires_at=expires_at,
+        ask=claims.ask,
     )
 
 
 def _read_claims(header: Mapping[str, Any], payload: Mapping[str, Any]) -> _Claims | None:
     sub, aud, act, sha256, jti = (payload.get(n) for n in ("sub", "aud", "act", "sha256", "jti"))
     iat, exp = payload.get("iat"), payload.get("exp")
+    # Optional, and strict when present: exactly JSON true, and on an answer only.
+    ask = payload.get("ask", False)
+    if "ask" in payload and not (ask is True and act == Act.ANSWER.value):
+        return None
     if not (
         header.get("typ") == "JWT"
         and isinstance(sub, str)
@@ -364,7 +373,9 @@ def _read_claims(header: Mapping[str, Any], payload: Mapping[str, Any]) -> _Clai
         and _is_timestamp(exp)
     ):
         return None
-    return _Claims(sub=sub, aud=aud, act=Act(act), sha256=sha256, iat=iat, exp=exp, jti=jti)
+    return _Claims(
+        sub=sub, aud=aud, act=Act(act), sha256=sha256, iat=iat, exp=exp, jti=jti, ask=ask is True
+    )
 
 
 def _is_timestamp(value: object) -> TypeGuard[int]:

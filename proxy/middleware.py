@@ -37,9 +37,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
-# Routes that speak to agents and need a client key; every front's routes (and the
-# unversioned aliases among them, such as /chat/completions) need one too.
-_API_PREFIXES = ("/v1/", "/models")
+# Routes that speak to agents and need a client key: OpenAI's, the Agent Protocol's, and
+# every front's routes (the unversioned aliases among them, such as /chat/completions).
+_API_PREFIXES = ("/v1/", "/models", "/ap/")
 # Seconds a client told "stopping" waits before retrying: about a restart's length.
 STOPPING_RETRY_AFTER = 5
 

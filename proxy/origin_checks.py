@@ -123,11 +123,25 @@ def content_type_refusal(request: web.Request) -> str | None:
         return None
     if hdrs.CONTENT_TYPE in request.headers and request.content_type.lower() == "application/json":
         return None
+    if request.path.startswith("/ap/") and _agent_protocol_body_allowed(request):
+        return None
     sent = request.headers.get(hdrs.CONTENT_TYPE, "none")
     return (
         f"{request.path} takes a JSON body: send `Content-Type: application/json` (this "
         f"request said {sent!r}; a web page can send text/plain across sites, JSON it cannot)."
     )
+
+
+def _agent_protocol_body_allowed(request: web.Request) -> bool:
+    """Say whether an Agent Protocol POST may skip JSON: no body, or a file upload.
+
+    The spec's step POST has an optional body (agbenchmark sends none) and its artifact
+    upload is multipart. Both still need the client key in a header and a same-origin (or
+    no) ``Origin``, which a cross-site form can send neither of.
+    """
+    if not request.body_exists:
+        return True
+    return request.path.endswith("/artifacts") and request.content_type == "multipart/form-data"
 
 
 def origin_checks(settings: Settings) -> Middleware:

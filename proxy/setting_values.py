@@ -165,6 +165,21 @@ def read_number(
     return value
 
 
+# agent-protocol-client gives up on a call after 300 s; leave room for the network.
+MAX_STEP_WAIT = 270.0
+
+
+def read_step_wait(environ: Mapping[str, str]) -> float:
+    """Return TICKETPROXY_STEP_WAIT: seconds a step's POST waits, below the clients' 300 s."""
+    value = read_number(environ, "TICKETPROXY_STEP_WAIT", 60.0, low=0.0)
+    if value > MAX_STEP_WAIT:
+        raise ConfigError(
+            f"TICKETPROXY_STEP_WAIT={value:g} is too long: Agent Protocol clients give up after "
+            f"300 s, so wait at most {MAX_STEP_WAIT:g} s (the step then answers running)"
+        )
+    return value
+
+
 def parse_port(raw: str, name: str) -> int:
     """Return ``raw`` as a TCP port, or raise ConfigError naming ``name``."""
     # isdigit() alone admits digits int() refuses (such as "²"); ASCII keeps the error ours.

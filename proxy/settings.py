@@ -32,6 +32,7 @@ from proxy.setting_values import (
     parse_webhook_secret,
     read_flag,
     read_number,
+    read_step_wait,
 )
 
 DEFAULT_HEARTBEAT_INTERVAL = 2.0
@@ -62,6 +63,11 @@ class Settings:
     # its opening (or from the previous response); also how long an idle keep-alive
     # connection stays open. A client trickling its headers is cut after this.
     header_timeout: float = 65.0
+    # Seconds POST /ap/v1/agent/tasks/{id}/steps waits for people before it answers
+    # "running": well under the 300 s after which agent-protocol-client gives up.
+    step_wait: float = 60.0
+    # The largest file a client may upload to a task (Agent Protocol artifacts).
+    max_artifact_bytes: int = 10 * 1024 * 1024
     host: str = "127.0.0.1"
     port: int = 8080
     sandbox_port: int = 8081
@@ -177,6 +183,12 @@ class Settings:
             ),
             body_timeout=read_number(environ, "TICKETPROXY_BODY_TIMEOUT", 30.0, low=0.01),
             header_timeout=read_number(environ, "TICKETPROXY_HEADER_TIMEOUT", 65.0, low=0.01),
+            step_wait=read_step_wait(environ),
+            max_artifact_bytes=int(
+                read_number(
+                    environ, "TICKETPROXY_MAX_ARTIFACT_BYTES", 10 << 20, low=1, unit="bytes"
+                )
+            ),
             sandbox_port=parse_port(
                 environ.get("TICKETPROXY_SANDBOX_PORT") or "8081", "TICKETPROXY_SANDBOX_PORT"
             ),

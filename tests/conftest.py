@@ -6,7 +6,11 @@ from hypothesis import settings
 # Helpers check with plain ``assert``; have pytest explain their failures as it does in tests.
 pytest.register_assert_rewrite("tests.helpers")
 
-pytest_plugins = ["tests.helpers.embedded_github_fixtures", "tests.helpers.stack"]
+pytest_plugins = [
+    "tests.helpers.embedded_github_fixtures",
+    "tests.helpers.stack",
+    "tests.helpers.agent_protocol",
+]
 
 # Property tests check behaviour, not speed (benchmarks under bench/ do that): on a busy
 # 2-core CI machine a single example can take longer than hypothesis's default 200 ms

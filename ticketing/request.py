@@ -76,6 +76,9 @@ class ChatRequest:
     legacy_functions: bool = False
     response_format: ResponseFormat | None = None
     stop: tuple[str, ...] = ()
+    # A task's step (Agent Protocol, A2A): the answer's ```artifact path=...``` blocks are
+    # files the agent created, and their paths are checked before it is released.
+    answer_artifacts: bool = False
 
     @property
     def system_prompt(self) -> str:

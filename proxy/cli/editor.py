@@ -71,6 +71,9 @@ def _signed_text(key_path: Path, ticket: str, text: str, args: argparse.Namespac
     act = Act(getattr(args, "act", Act.ANSWER.value))
     if act is Act.ANSWER and not text.strip():
         raise ProxyError("the answer is empty: give its text in the file or on standard input")
+    ask = bool(getattr(args, "ask", False))
+    if ask and act is not Act.ANSWER:
+        raise ProxyError("--ask marks an answer as a question back; an approval cannot ask")
     key = load_signing_key(key_path)
     return sign_comment(
         text,
@@ -80,4 +83,5 @@ def _signed_text(key_path: Path, ticket: str, text: str, args: argparse.Namespac
         act=act,
         ttl=timedelta(seconds=args.ttl),
         judged_digest=getattr(args, "judged_sha256", None),
+        ask=ask,
     )

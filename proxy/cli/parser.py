@@ -61,6 +61,11 @@ def build_parser() -> argparse.ArgumentParser:
     sign.add_argument("--act", choices=[a.value for a in Act], default=Act.ANSWER.value)
     sign.add_argument("--judged-sha256", help="for approve/reject: the answer's sha256")
     sign.add_argument("--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid")
+    sign.add_argument(
+        "--ask",
+        action="store_true",
+        help="sign the answer as a question back (the agent asks its user; not the last step)",
+    )
     sign.add_argument("file", nargs="?", default="-", help="answer text file, or - for stdin")
 
     answer = commands.add_parser("answer", help="sign an answer and post it on the issue")
@@ -87,6 +92,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--draft",
         action="store_true",
         help="sign the model's draft on the issue, unchanged, instead of --file",
+    )
+    answer.add_argument(
+        "--ask",
+        action="store_true",
+        help="sign the answer as a question back (the agent asks its user; not the last step)",
     )
 
     approve = commands.add_parser(

@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auth.comment import text_digest, trailer_line
+from auth.errors import SigningError
 from auth.jwk import b64url_encode
 from auth.keys import SigningKey
 from auth.roles import Act
@@ -663,3 +664,90 @@ def test_oversized_comment_is_refused_before_any_parsing(team: Team) -> None:
     )
     assert isinstance(verdict, Rejected)
     assert verdict.reason is RejectReason.MALFORMED
+
+
+# The ask claim: an answer that is a question back, fixed by the signature
+
+QUESTION = "Which file should the summary go to?"
+
+
+def _verify_ask(body: str) -> Verdict:
+    return verify_comment(
+        body,
+        author_login="alice",
+        author_id=None,
+        ticket=TICKET,
+        keyring=make_team().keyring,
+        now=NOW,
+        is_jti_used=lambda jti: False,
+    )
+
+
+def _question_body(claims: dict[str, Any], text: str = QUESTION) -> str:
+    return f"{text}\n\n{trailer_line(_alice_token(claims))}"
+
+
+def test_answer_signed_with_ask_is_accepted_as_a_question() -> None:
+    """An answer signed with ``ask`` verifies and says it asks back."""
+    body = sign_comment(QUESTION, ticket=TICKET, key=make_team().alice, now=NOW, ask=True)
+    verdict = _verify_ask(body)
+    assert isinstance(verdict, Accepted)
+    assert verdict.ask is True
+
+
+def test_answer_signed_without_ask_is_final() -> None:
+    """An answer signed plainly is final: ``ask`` is False."""
+    verdict = _verify_ask(sign_comment(QUESTION, ticket=TICKET, key=make_team().alice, now=NOW))
+    assert isinstance(verdict, Accepted)
+    assert verdict.ask is False
+
+
+def test_ask_claim_added_to_a_final_answer_after_signing_breaks_the_signature() -> None:
+    """Flipping a signed final answer into a question, keeping its signature, is refused."""
+    claims = _claims(sha256=text_digest(QUESTION))
+    header, _, signature = _alice_token(claims).split(".")
+    _, asking, _ = _alice_token(claims | {"ask": True}).split(".")
+    verdict = _verify_ask(f"{QUESTION}\n\n{trailer_line(f'{header}.{asking}.{signature}')}")
+    assert isinstance(verdict, Rejected)
+    assert verdict.reason is RejectReason.BAD_SIGNATURE
+
+
+@pytest.mark.parametrize("value", [False, 1, "true", "yes", None, [True], {"ask": True}])
+def test_ask_claim_that_is_not_exactly_true_is_refused_as_malformed(value: Any) -> None:
+    """Only JSON ``true`` marks a question; any other value is refused, never guessed at."""
+    claims = _claims(sha256=text_digest(QUESTION)) | {"ask": value}
+    verdict = _verify_ask(_question_body(claims))
+    assert isinstance(verdict, Rejected)
+    assert verdict.reason is RejectReason.MALFORMED
+
+
+def test_ask_claim_on_an_approval_is_refused_as_malformed() -> None:
+    """An approval cannot carry ``ask``: only an answer asks back."""
+    claims = _claims(act="approve", sha256=text_digest(QUESTION)) | {"ask": True}
+    verdict = verify_comment(
+        _question_body(claims),
+        author_login="alice",
+        author_id=None,
+        ticket=TICKET,
+        keyring=make_team().keyring,
+        now=NOW,
+        is_jti_used=lambda jti: False,
+        acts=frozenset({Act.APPROVE}),
+        judged_digest=text_digest(QUESTION),
+    )
+    assert isinstance(verdict, Rejected)
+    assert verdict.reason is RejectReason.MALFORMED
+
+
+def test_signing_an_approval_with_ask_is_refused() -> None:
+    """The signing tool refuses to put ``ask`` on an approval."""
+    with pytest.raises(SigningError, match="only an answer"):
+        sign_comment(
+            "ok",
+            ticket=TICKET,
+            key=make_team().alice,
+            now=NOW,
+            act=Act.APPROVE,
+            judged_digest=text_digest(QUESTION),
+            ask=True,
+        )

@@ -174,6 +174,55 @@ def test_sign_prints_a_comment_whose_trailer_verifies_for_the_ticket_and_its_aut
     assert (verdict.text, verdict.signer) == (ANSWER, "alice")
 
 
+def test_sign_with_ask_prints_an_answer_that_verifies_as_a_question(
+    alice_key: Path, answer_file: Path, keyring_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``sign --ask`` signs the ``ask`` claim: the verified answer asks back."""
+    code = main(
+        ["sign", "--ask", "--ticket", f"{REPO}#1", "--key", str(alice_key), str(answer_file)], {}
+    )
+    assert code == 0
+    verdict = verify(capsys.readouterr().out, keyring_path, ticket=f"{REPO}#1")
+    assert isinstance(verdict, Accepted), verdict
+    assert verdict.ask is True
+
+
+def test_sign_without_ask_prints_a_final_answer(
+    alice_key: Path, answer_file: Path, keyring_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without ``--ask`` the answer is final."""
+    main(["sign", "--ticket", f"{REPO}#1", "--key", str(alice_key), str(answer_file)], {})
+    verdict = verify(capsys.readouterr().out, keyring_path, ticket=f"{REPO}#1")
+    assert isinstance(verdict, Accepted), verdict
+    assert verdict.ask is False
+
+
+def test_sign_ask_on_an_approval_is_refused_saying_why(
+    alice_key: Path, answer_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An approval cannot ask back: exit 2 with the reason, nothing printed to post."""
+    code = main(
+        [
+            "sign",
+            "--ask",
+            "--act",
+            "approve",
+            "--judged-sha256",
+            "0" * 64,
+            "--ticket",
+            f"{REPO}#1",
+            "--key",
+            str(alice_key),
+            str(answer_file),
+        ],
+        {},
+    )
+    assert code == 2
+    captured = capsys.readouterr()
+    assert "--ask" in captured.err
+    assert "signature" not in captured.out
+
+
 def test_signed_comment_is_rejected_on_another_ticket(
     alice_key: Path, answer_file: Path, keyring_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -104,6 +104,8 @@ class SignedComments:
                     if request is not None
                     else Release(content=facts.verdict.text, tool_calls=(), finish_reason="stop")
                 )
+                if isinstance(release, Release) and facts.verdict.ask:
+                    release = replace(release, ask=True)
                 review = (
                     decide_review(self.settings.policy, release.commands())
                     if isinstance(release, Release)

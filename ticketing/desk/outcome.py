@@ -20,14 +20,14 @@ _DELIVERED_CACHE = 4096
 
 def encode_release(release: Release) -> str:
     """Serialise what is released to the agent, for the store."""
-    return json.dumps(
-        {
-            "content": release.content,
-            "tool_calls": [[c.id, c.name, c.arguments] for c in release.tool_calls],
-            "finish_reason": release.finish_reason,
-        },
-        ensure_ascii=False,
-    )
+    data: dict[str, object] = {
+        "content": release.content,
+        "tool_calls": [[c.id, c.name, c.arguments] for c in release.tool_calls],
+        "finish_reason": release.finish_reason,
+    }
+    if release.ask:
+        data["ask"] = True
+    return json.dumps(data, ensure_ascii=False)
 
 
 def decode_release(text: str) -> Release:
@@ -37,6 +37,7 @@ def decode_release(text: str) -> Release:
         content=data["content"],
         tool_calls=tuple(ToolCall(id=i, name=n, arguments=a) for i, n, a in data["tool_calls"]),
         finish_reason=data["finish_reason"],
+        ask=data.get("ask") is True,
     )
 
 

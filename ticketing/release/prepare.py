@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from auth.review_decision import Command
 from ticketing.commands import commands_in, unreadable_json
 from ticketing.json_depth import MAX_JSON_DEPTH
+from ticketing.release.artifacts import read_artifacts
 from ticketing.release.blocks import read_calls, split_answer
 from ticketing.release.calls import call_problems
 from ticketing.release.content import check_content, cut_at_stop, length_problems
@@ -30,6 +31,8 @@ class Release:
     tool_calls: tuple[ToolCall, ...]
     # "stop", "tool_calls", or "function_call" when the request used legacy `functions`.
     finish_reason: str
+    # Signed with ``--ask``: a question back to the agent's user, not the task's last step.
+    ask: bool = False
 
     def commands(self) -> tuple[Command, ...]:
         """Return the commands it makes the agent run, as the review policy reads them."""
@@ -76,6 +79,8 @@ def _prepare(text: str, request: ChatRequest, seed: str) -> Release | Refusal:
             f"the answer holds JSON nested more than {MAX_JSON_DEPTH} levels deep, which"
             " ticketproxy cannot check for commands that need review; flatten it."
         )
+    if request.answer_artifacts:
+        problems += read_artifacts(text).problems
     if problems:
         return Refusal(tuple(dict.fromkeys(problems)))
     tool_calls = tuple(

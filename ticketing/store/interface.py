@@ -33,6 +33,7 @@ from ticketing.store.model import (
     ThreadStart,
     Ticket,
 )
+from ticketing.store.task_records import Page, StoredArtifact, StoredStep, StoredTask
 
 
 @runtime_checkable
@@ -299,6 +300,67 @@ class ResponseStore(Protocol):
         ...
 
 
+class TaskStore(Protocol):
+    """Agent tasks, their steps and files (see :mod:`ticketing.store.task_records`)."""
+
+    def create_task(self, task: StoredTask) -> None:
+        """Store a new task."""
+        ...
+
+    def get_task(self, client: str, task_id: str) -> StoredTask | None:
+        """Return this client's task with this id, or None (also for another client's)."""
+        ...
+
+    def list_tasks(self, client: str, page: Page) -> tuple[list[StoredTask], int]:
+        """Return one page of this client's tasks, oldest first, and how many it has."""
+        ...
+
+    def open_step(self, step: StoredStep) -> StoredStep | None:
+        """Store the task's next step; return its unfinished one instead, None if it ended."""
+        ...
+
+    def start_step(self, step_id: str, *, ticket_id: int) -> StoredStep:
+        """Record the ticket that carries a step: it is running."""
+        ...
+
+    def complete_step(
+        self,
+        step_id: str,
+        *,
+        output: str,
+        is_last: bool,
+        files: Sequence[tuple[StoredArtifact, bytes]] = (),
+    ) -> bool:
+        """Record a step's output and the files its answer created, once; False if done."""
+        ...
+
+    def get_step(self, task_id: str, step_id: str) -> StoredStep | None:
+        """Return the task's step with this id, or None."""
+        ...
+
+    def list_steps(self, task_id: str, page: Page) -> tuple[list[StoredStep], int]:
+        """Return one page of the task's steps, in order, and how many it has."""
+        ...
+
+    def add_artifact(self, artifact: StoredArtifact, content: bytes) -> None:
+        """Store a file of a task with its bytes."""
+        ...
+
+    def list_artifacts(
+        self, task_id: str, page: Page | None = None, *, step_id: str | None = None
+    ) -> tuple[list[StoredArtifact], int]:
+        """Return a page of the task's files (or a step's), oldest first, and their count."""
+        ...
+
+    def get_artifact(self, task_id: str, artifact_id: str) -> StoredArtifact | None:
+        """Return the task's file with this id, without its bytes, or None."""
+        ...
+
+    def artifact_content(self, task_id: str, artifact_id: str) -> bytes | None:
+        """Return the bytes of the task's file with this id, or None."""
+        ...
+
+
 @runtime_checkable
 class TicketStore(
     TicketThreadStore,
@@ -308,6 +370,7 @@ class TicketStore(
     WebhookDeliveryStore,
     PollCursorStore,
     ResponseStore,
+    TaskStore,
     Protocol,
 ):
     """Everything the desk keeps durably; closed once, when the desk stops."""

@@ -17,6 +17,7 @@ from ticketing.store.sqlite_answers import SQLiteAnswers
 from ticketing.store.sqlite_drafts import SQLiteDrafts
 from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
 from ticketing.store.sqlite_responses import SQLiteResponses
+from ticketing.store.sqlite_tasks import SQLiteTasks
 from ticketing.store.sqlite_tickets import SQLiteTickets
 from ticketing.store.sqlite_write_queue import SQLiteWriteQueue
 
@@ -28,5 +29,6 @@ class SQLiteTicketStore(
     SQLiteDrafts,
     SQLiteGitHubEvents,
     SQLiteResponses,
+    SQLiteTasks,
 ):
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""

@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -160,6 +160,44 @@ _MIGRATIONS: dict[int, str] = {
         created_at    REAL NOT NULL,
         deleted_at    REAL
     );
+    """,
+    # Agent tasks (Agent Protocol, A2A): a task, its steps (each carried by a ticket), and
+    # its files with their bytes, so a restart loses none of them.
+    9: """
+    CREATE TABLE tasks (
+        task_id           TEXT PRIMARY KEY,
+        client            TEXT NOT NULL,
+        input             TEXT,
+        additional_input  TEXT NOT NULL DEFAULT 'null',
+        created_at        REAL NOT NULL
+    );
+    CREATE INDEX tasks_by_client ON tasks (client, created_at);
+    CREATE TABLE task_steps (
+        step_id           TEXT PRIMARY KEY,
+        task_id           TEXT NOT NULL REFERENCES tasks (task_id),
+        seq               INTEGER NOT NULL,
+        input             TEXT,
+        additional_input  TEXT NOT NULL DEFAULT 'null',
+        status            TEXT NOT NULL,
+        ticket_id         INTEGER REFERENCES tickets (id),
+        output            TEXT,
+        is_last           INTEGER NOT NULL DEFAULT 0,
+        created_at        REAL NOT NULL,
+        UNIQUE (task_id, seq)
+    );
+    CREATE TABLE task_artifacts (
+        artifact_id       TEXT PRIMARY KEY,
+        task_id           TEXT NOT NULL REFERENCES tasks (task_id),
+        step_id           TEXT REFERENCES task_steps (step_id),
+        agent_created     INTEGER NOT NULL,
+        file_name         TEXT NOT NULL,
+        relative_path     TEXT,
+        size              INTEGER NOT NULL,
+        sha256            TEXT NOT NULL,
+        content           BLOB NOT NULL,
+        created_at        REAL NOT NULL
+    );
+    CREATE INDEX task_artifacts_by_task ON task_artifacts (task_id, created_at);
     """,
 }
 

@@ -1,0 +1,76 @@
+"""The records of agent tasks (Agent Protocol, A2A): tasks, their steps, and their files.
+
+Kept apart from :mod:`ticketing.store.model` because they are a front's state, not the
+ticket life cycle's: a step points at the ticket that carries it, and nothing in the desk
+reads them. Ids are strings chosen by the caller (UUIDs), stable across restarts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+
+class StepStatus(StrEnum):
+    """Where a step is: stored, waiting on its ticket, or answered (or expired)."""
+
+    CREATED = "created"  # stored; its ticket is not open yet (GitHub was busy)
+    RUNNING = "running"  # its ticket waits for people
+    COMPLETED = "completed"  # answered, or nobody answered in time
+
+
+@dataclass(frozen=True)
+class StoredTask:
+    """A task a client created: its input and the client key it belongs to."""
+
+    task_id: str
+    client: str
+    input: str | None
+    # JSON text of the client's ``additional_input`` ("null" when none).
+    additional_input: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredStep:
+    """One exchange of a task: the client's input and, once answered, the output."""
+
+    step_id: str
+    task_id: str
+    seq: int
+    input: str | None
+    additional_input: str
+    status: StepStatus
+    ticket_id: int | None
+    output: str | None
+    is_last: bool
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class StoredArtifact:
+    """A file of a task: uploaded by the client, or created by an answer (``step_id``)."""
+
+    artifact_id: str
+    task_id: str
+    step_id: str | None
+    agent_created: bool
+    file_name: str
+    relative_path: str | None
+    size: int
+    sha256: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Page:
+    """Which slice of a list is asked for: 1-based page number and size."""
+
+    number: int = 1
+    size: int = 10
+
+    @property
+    def offset(self) -> int:
+        """Return how many items come before this page."""
+        return (self.number - 1) * self.size
