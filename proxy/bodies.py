@@ -34,6 +34,12 @@ async def read_body(
     too_large = PayloadTooLarge(refusal, code="request_too_large")
     if request.content_length is not None and request.content_length > limit:
         raise too_large
+    if request.content.is_eof():
+        # The whole body came with the headers (the usual case): nothing is left to wait for.
+        body = request.content.read_nowait()
+        if len(body) > limit:
+            raise too_large
+        return body
     chunks: list[bytes] = []
     size = 0
     try:
