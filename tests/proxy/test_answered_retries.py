@@ -228,6 +228,31 @@ async def test_retry_from_a_rebinding_host_is_refused_though_its_answer_is_kept(
     assert ANSWER.encode() not in reply.body
 
 
+MESSAGES_BODY = json.dumps(
+    {"model": "claude-opus-4-8", "max_tokens": 64, "messages": PROMPT}
+).encode()
+MESSAGES_HEADERS = {"x-api-key": "test-client-key-0123456789", "anthropic-version": "2023-06-01"}
+
+
+async def test_retry_with_an_unpublished_anthropic_version_is_refused_though_its_answer_is_kept(
+    stack: Stack,
+) -> None:
+    """A kept Messages answer does not skip the front's own header check."""
+    first = asyncio.create_task(
+        post(stack, MESSAGES_BODY, headers=MESSAGES_HEADERS, path="/v1/messages")
+    )
+    await stack.wait_for_issue(1)
+    await stack.answer(1, ANSWER)
+    assert (await asyncio.wait_for(first, 10)).status == 200
+    again = await post(stack, MESSAGES_BODY, headers=MESSAGES_HEADERS, path="/v1/messages")
+    assert again.status == 200
+    assert retries(stack).hits == 1
+    bad = {**MESSAGES_HEADERS, "anthropic-version": "2099-01-01"}
+    reply = await post(stack, MESSAGES_BODY, headers=bad, path="/v1/messages")
+    assert reply.status == 400
+    assert ANSWER.encode() not in reply.body
+
+
 R, A, B, C = (
     retry_key(client="c", front="chat", thread=None, body=b) for b in (b"r", b"a", b"b", b"c")
 )
