@@ -31,9 +31,15 @@ async def read_body(
     ``refusal`` says why a body is too large; ``setting`` names the variable that sets
     ``within``, for the 408's message.
     """
-    too_large = PayloadTooLarge(refusal, code="request_too_large")
-    if request.content_length is not None and request.content_length > limit:
-        raise too_large
+    length = request.content_length
+    if length is not None and length > limit:
+        raise _too_large(refusal)
+    if request.content.is_eof():
+        # The whole body came with the headers (the usual case): nothing is left to wait for.
+        body = request.content.read_nowait()
+        if len(body) > limit:
+            raise _too_large(refusal)
+        return body
     chunks: list[bytes] = []
     size = 0
     try:
@@ -41,7 +47,7 @@ async def read_body(
             async for chunk in request.content.iter_chunked(_CHUNK):
                 size += len(chunk)
                 if size > limit:
-                    raise too_large
+                    raise _too_large(refusal)
                 chunks.append(chunk)
     except TimeoutError:
         raise RequestTimeout(
@@ -50,3 +56,8 @@ async def read_body(
             code="body_timeout",
         ) from None
     return b"".join(chunks)
+
+
+def _too_large(refusal: str) -> PayloadTooLarge:
+    # Built only when refused: most bodies are not, and each request would pay for it.
+    return PayloadTooLarge(refusal, code="request_too_large")

@@ -5,6 +5,12 @@ into a ``ChatRequest`` (through its memory, if it keeps state), submit it (or re
 retry to its ticket), start a draft, keep the client's line open with the front's heartbeats
 while people think, and deliver what the front renders. A front (:mod:`proxy.fronts`) only
 parses and renders; :func:`install_front` adds its routes.
+
+A retry of a delivered answer is answered from the bytes rendered for it, before its body is
+parsed (:mod:`proxy.answered_retries`), kept by the client, the front, the thread header and
+the exact body, after the front's header check: a front renders from its body, the client
+and the routed model (and, for a front with memory, what the body refers to, which a
+delivered answer already holds), so nothing else can change what a retry is sent.
 """
 
 from __future__ import annotations
@@ -13,15 +19,17 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from aiohttp import web
 
-from ticketing.desk import Desk
+from ticketing.desk import Desk, Outcome
 from ticketing.request import ChatRequest
 from ticketing.store.model import Ticket
 from ticketing.threads import THREAD_NAME_LIMIT
 
+from .answered_retries import AnsweredRetries, RetryAnswer, RetryKey, retry_key
 from .bodies import read_body
 from .drafts import start_draft
 from .errors import InvalidRequest, RateLimited
@@ -39,6 +47,8 @@ _SUBMIT_PATIENCE = 300.0
 _MIN_SUBMIT_PATIENCE = 1.0
 _SUBMIT_SHARE = 0.5
 _SUBMIT_RETRY_AFTER = 5.0
+# Rendered answers to retries of delivered requests, on every front (see install_front).
+RETRIES = web.AppKey("answered_retries", AnsweredRetries)
 
 
 def thread_name(request: web.Request) -> str | None:
@@ -143,10 +153,88 @@ async def cancel_openings(app: web.Application) -> None:
     await asyncio.gather(*pending, return_exceptions=True)
 
 
+def _answer_headers(desk: Desk, ticket: Ticket, *, stream: bool) -> dict[str, str]:
+    """Return the headers of a ticket's answer, but for its x-request-id."""
+    headers = {
+        TICKET_HEADER: ticket.issue_url or "",
+        # What an editor's signature names: `owner/repo#12`, or `owner/repo#12/3` for step 3.
+        "x-ticketproxy-ref": desk.ticket_ref(ticket) if ticket.issue_number is not None else "",
+    }
+    if stream:
+        headers["Cache-Control"] = "no-cache"
+    return headers
+
+
+def _settled_response(
+    request_id: str, body: bytes, headers: Mapping[str, str], *, content_type: str
+) -> web.Response:
+    """Return an answer already decided: one plain response, no heartbeat machinery."""
+    return web.Response(
+        body=body, headers={"x-request-id": request_id, **headers}, content_type=content_type
+    )
+
+
+def _settled_body(
+    front: Front[Any], outcome: Outcome, ticket: Ticket, terms: Any, *, stream: bool
+) -> bytes:
+    """Return the whole answer to a request whose ``ticket`` is already decided."""
+    created = int(ticket.created_at.timestamp())
+    body = (front.render_stream if stream else front.render_json)(outcome, terms, created)
+    if stream and front.preamble is not None:
+        return front.preamble(ticket, terms, created) + body
+    return body
+
+
+def _content_type(front: Front[Any], *, stream: bool) -> str:
+    """Return the media type of the front's answer (without parameters, as aiohttp wants)."""
+    framing = front.stream_framing if stream else front.json_framing
+    return framing.content_type.partition(";")[0]
+
+
+def _delivered_ticket(desk: Desk, request_key: str) -> int | None:
+    """Return the ticket whose delivered answer a retry of this request gets now, or None."""
+    outcome = desk.recent_delivery(request_key)
+    return None if outcome is None else outcome.ticket.id
+
+
+def _keep_for_retries(
+    app: web.Application,
+    retry: RetryKey,
+    request_key: str,
+    front: Front[Any],
+    terms: Any,
+    *,
+    stream: bool,
+) -> None:
+    """Keep the response a retry of this delivered request gets, rendered as a retry is."""
+    desk = app[DESK]
+    # What intake and settled() hand a retry: the delivered outcome the desk remembers.
+    outcome = desk.recent_delivery(request_key)
+    if outcome is None:
+        return
+    ticket = outcome.ticket
+    answer = RetryAnswer(
+        request_key=request_key,
+        ticket_id=ticket.id,
+        body=_settled_body(front, outcome, ticket, terms, stream=stream),
+        headers=tuple(_answer_headers(desk, ticket, stream=stream).items()),
+        content_type=_content_type(front, stream=stream),
+    )
+    app[RETRIES].remember(retry, answer)
+
+
 async def _answer(
-    request: web.Request, chat: ChatRequest, front: Front[Any], parsed: Parsed[Any]
+    request: web.Request,
+    chat: ChatRequest,
+    front: Front[Any],
+    parsed: Parsed[Any],
+    *,
+    retry: RetryKey,
 ) -> web.StreamResponse:
-    """Open or re-attach to the ticket, keep the client's line open, then send the answer."""
+    """Open or re-attach to the ticket, keep the client's line open, then send the answer.
+
+    Once delivered, the answer is kept for the retries ``retry`` names (see answer_with).
+    """
     settings = request.app[SETTINGS]
     desk = request.app[DESK]
     request_id = request[REQUEST_ID]
@@ -156,31 +244,23 @@ async def _answer(
     terms, stream = parsed.terms, parsed.stream
     start_draft(request.app, ticket, chat)
     created = int(ticket.created_at.timestamp())
-    headers = {
-        "x-request-id": request_id,
-        TICKET_HEADER: ticket.issue_url or "",
-        # What an editor's signature names: `owner/repo#12`, or `owner/repo#12/3` for step 3.
-        "x-ticketproxy-ref": desk.ticket_ref(ticket) if ticket.issue_number is not None else "",
-    }
-    if stream:
-        headers["Cache-Control"] = "no-cache"
+    headers = {"x-request-id": request_id, **_answer_headers(desk, ticket, stream=stream)}
+    settled = desk.settled(ticket)
+    if settled is not None:
+        # A retry of an answered request.
+        body = _settled_body(front, settled, ticket, terms, stream=stream)
+        content_type = _content_type(front, stream=stream)
+        immediate = _settled_response(request_id, body, headers, content_type=content_type)
+        desk.delivered(settled)
+        _keep_for_retries(request.app, retry, chat.key, front, terms, stream=stream)
+        return immediate
+    # A future, not a task: the desk settles it, so a wait costs no task of its own.
+    outcome = desk.watch(ticket)
     framing = front.stream_framing if stream else front.json_framing
     render = front.render_stream if stream else front.render_json
     preamble = b""
     if stream and front.preamble is not None:
         preamble = front.preamble(ticket, terms, created)
-    settled = desk.settled(ticket)
-    if settled is not None:
-        # A retry of an answered request: one plain response, no heartbeat machinery.
-        immediate = web.Response(
-            body=preamble + render(settled, terms, created),
-            headers=headers,
-            content_type=framing.content_type.partition(";")[0],
-        )
-        desk.delivered(settled)
-        return immediate
-    # A future, not a task: the desk settles it, so a wait costs no task of its own.
-    outcome = desk.watch(ticket)
     response, delivered = await send_after_wait(
         request,
         outcome,
@@ -192,6 +272,7 @@ async def _answer(
     )
     if delivered:
         desk.delivered(outcome.result())
+        _keep_for_retries(request.app, retry, chat.key, front, terms, stream=stream)
     return response
 
 
@@ -232,11 +313,24 @@ async def _forward(
 
 
 async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResponse:
-    """Refuse, route or ticket a request in ``front``'s dialect, then answer it in that dialect."""
+    """Refuse, route or ticket a request in ``front``'s dialect, then answer it in that dialect.
+
+    A retry of a delivered answer is answered from the rendered bytes kept for it, before
+    the body is parsed; the front's name is part of their key, as it renders them.
+    """
     # Everything that can be refused is refused here, before the 200 goes out.
     if front.check_headers is not None:
         front.check_headers(request.headers)
-    body = parse_json_body(await read_request(request))
+    raw = await read_request(request)
+    thread = request.headers.get(THREAD_HEADER)
+    retry = retry_key(client=request[CLIENT], front=front.name, thread=thread, body=raw)
+    kept = request.app[RETRIES].find(retry, partial(_delivered_ticket, request.app[DESK]))
+    if kept is not None:
+        return _settled_response(
+            request[REQUEST_ID], kept.body, dict(kept.headers), content_type=kept.content_type
+        )
+    body = parse_json_body(raw)
+    del raw
     routed = route_request(request.app[ROUTES], body)
     if routed.route.kind == UPSTREAM:
         return await _forward(request, body, routed, front)
@@ -248,7 +342,7 @@ async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResp
     chat = replace(parsed.chat, model=routed.canonical)
     # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
     del body
-    return await _answer(request, chat, front, parsed)
+    return await _answer(request, chat, front, parsed, retry=retry)
 
 
 def handler_for(front: Front[Any]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
@@ -266,6 +360,8 @@ def install_front(app: web.Application, front: Front[Any], *paths: str) -> None:
     fronts = app.get(FRONTS)
     if fronts is None:
         fronts = app[FRONTS] = Fronts()
+    if RETRIES not in app:
+        app[RETRIES] = AnsweredRetries()
     handle = handler_for(front)
     for path in paths:
         fronts.by_path[path] = front

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 
+from embedded_github import RunningSandbox, SandboxConfig
 from tests.helpers.raw_requests import assert_envelope, raw
-from tests.helpers.stack import Stack
+from tests.helpers.stack import CLIENT_KEY, Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "hi"}]
 
@@ -124,6 +126,36 @@ async def test_body_over_the_size_limit_is_a_413(stack: Stack) -> None:
     status, _, body = await raw(stack, "POST", "/v1/chat/completions", data=io.BytesIO(big))
     assert status == 413
     assert_envelope(body, code="request_too_large")
+
+
+async def test_chunked_body_over_the_size_limit_sent_in_one_packet_is_a_413(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """A body with no Content-Length that arrives whole with its headers is still capped."""
+    stack = await start_stack(github_sandbox, sandbox_config, tmp_path, max_body_bytes=2048)
+    try:
+        await _send_chunked_over_the_limit(stack)
+    finally:
+        await stop_stack(stack)
+
+
+async def _send_chunked_over_the_limit(stack: Stack) -> None:
+    content = b"x" * (stack.settings.max_body_bytes + 10)
+    big = b'{"model": "gpt-4o", "messages": [{"role": "user", "content": "' + content + b'"}]}'
+    host, port = stack.base_url.removeprefix("http://").removesuffix("/v1").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}:{port}\r\n"
+        f"Authorization: Bearer {CLIENT_KEY}\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    )
+    writer.write(head.encode() + f"{len(big):x}\r\n".encode() + big + b"\r\n0\r\n\r\n")
+    await writer.drain()
+    answer = await asyncio.wait_for(reader.read(), 10)
+    writer.close()
+    await writer.wait_closed()
+    assert answer.startswith(b"HTTP/1.1 413 ")
+    assert b"request_too_large" in answer
 
 
 async def test_unknown_route_is_a_404_with_the_envelope(stack: Stack) -> None:

@@ -242,6 +242,10 @@ class Desk:
         """Return the ticket's outcome if it is already decided, without waiting."""
         return self._waiters.settled(ticket)
 
+    def recent_delivery(self, request_key: str) -> Outcome | None:
+        """Return the delivered outcome a retry of this request gets now, if kept in memory."""
+        return self._delivered.recent(request_key)
+
     def watch(self, ticket: Ticket) -> asyncio.Future[Outcome]:
         """Return a future of the ticket's outcome: its answer, or its expiry."""
         return self._waiters.watch(ticket)
