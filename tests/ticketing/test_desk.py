@@ -160,6 +160,21 @@ async def test_poll_makes_one_request_for_many_pending_tickets_and_304_when_noth
     await stop_stack(stack)
 
 
+async def test_a_burst_of_new_tickets_is_not_a_poll_per_ticket(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """Twelve tickets opened: the first wakes the idle poller, the rest wait for the interval."""
+    stack = await start_stack(github_sandbox, sandbox_config, tmp_path, poll_interval=3600.0)
+    tasks = [await ask(stack, f"question {n}") for n in range(12)]
+    await stack.desk.followups.drain()
+    await asyncio.sleep(0.2)  # time for any poll a ticket asked for
+    listing = [r for r in stack.sandbox.sandbox.requests if r.path.endswith("/issues/comments")]
+    assert len(listing) == 1
+    for task in tasks:
+        task.cancel()
+    await stop_stack(stack)
+
+
 async def test_ticket_nobody_answers_expires_and_the_client_is_told_plainly(
     short_stack: Stack,
 ) -> None:
