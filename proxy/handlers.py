@@ -159,7 +159,9 @@ async def _submit(
         desk.submit(chat, request_id=request_id, thread_name=thread_name(request))
     )
     try:
-        return await asyncio.wait_for(asyncio.shield(opening), submit_patience(request.headers))
+        # A timeout around a shield: the opening goes on when the client is told to retry.
+        async with asyncio.timeout(submit_patience(request.headers)):
+            return await asyncio.shield(opening)
     except TimeoutError:
         log.info(
             "request_id=%s ticket still opening on GitHub: asked the client to retry", request_id
@@ -227,6 +229,8 @@ async def _answer(
     request_id = request[REQUEST_ID]
     ticket = await _submit(request, desk, chat, request_id=request_id)
     start_draft(request.app, ticket, chat)
+    # Held no longer: the store has the request, and a wait may last hours.
+    del chat
     created = int(ticket.created_at.timestamp())
     headers = {
         "x-request-id": request_id,
@@ -286,7 +290,7 @@ async def _read_request(request: web.Request) -> bytes:
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Asked:
     """What a completion's answer is rendered with: the client's own terms."""
 
@@ -322,12 +326,14 @@ async def _completion(request: web.Request, parse: _Parse, render: _Render) -> w
     )
     # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
     del body
-    return await _answer(
+    answer = _answer(
         request,
         chat,
         stream=stream,
         render=lambda outcome, created: render(outcome, created, asked),
     )
+    del chat  # _answer drops it once the ticket is open, so no frame here keeps it
+    return await answer
 
 
 def _render_chat(outcome: Outcome, created: int, asked: _Asked) -> bytes:
