@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 
 # Issues rendered and being opened at once; the rest of a burst waits before rendering,
 # holding no rendered body. GitHub takes one call at a time anyway (see the worker).
-OPENINGS_AT_ONCE = 4
+OPENINGS_AT_ONCE = 32
 
 
 class Intake:

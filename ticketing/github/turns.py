@@ -8,9 +8,10 @@ asyncio future. And the executor's queue is first-in first-out: the second call 
 first ticket (locking its issue, posting the rest of a long prompt) would wait behind
 every issue the burst asked for, and no client would get its 200 until all were open.
 
-So at most ``depth`` calls are handed to the thread at once (two: one running, one ready,
-so the thread never waits for the event loop), and the others take their turns in order
-of their :class:`Turn` and then of arrival: new issues after everything else. A ticket
+So at most :data:`HANDED_OVER` calls are handed to the thread at once (one running, the
+rest ready, so that the thread does not wait while a busy event loop takes new requests),
+and the others take their turns in order of their :class:`Turn` and then of arrival: new
+issues after everything else. A ticket
 being opened finishes before the next one starts, polls keep finding answers, and queued
 follow-up writes are not held up behind a burst.
 """
@@ -22,7 +23,10 @@ import heapq
 import itertools
 from enum import IntEnum
 
-__all__ = ["Turn", "Turns"]
+__all__ = ["HANDED_OVER", "Turn", "Turns"]
+
+# Calls on the worker thread or queued for it; a call of any turn waits behind at most these.
+HANDED_OVER = 8
 
 
 class Turn(IntEnum):
@@ -38,7 +42,7 @@ class Turn(IntEnum):
 class Turns:
     """At most ``depth`` calls at once on the worker; the rest wait by turn, then arrival."""
 
-    def __init__(self, *, depth: int = 2) -> None:
+    def __init__(self, *, depth: int = HANDED_OVER) -> None:
         self._depth = depth
         self._running = 0
         self._waiting: list[tuple[Turn, int, asyncio.Future[None]]] = []
