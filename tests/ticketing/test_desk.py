@@ -22,8 +22,9 @@ async def ask(stack: Stack, content: str = "List the files in the workspace.") -
     """Start a completion request and wait for its issue to appear."""
     client = stack.openai()
     messages = [{"role": "user", "content": content}]
-    task = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=messages))  # type: ignore[arg-type]
+    # Counted before the request is sent: counted after, its issue may already be there.
     number = len(await stack.issues()) + 1
+    task = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=messages))  # type: ignore[arg-type]
     await stack.wait_for_issue(number)
     return task
 
