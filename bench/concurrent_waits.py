@@ -11,7 +11,10 @@ proxy's resident memory (RSS and its peak) and CPU time from ``/proc`` and its `
 By default all N tickets are new (``--fresh`` N): every request takes the whole path at the
 same time (marker lookup, create, lock, through PyGithub on the one worker thread), which is
 the hard case. The GitHub requests they cost are counted by route from the sandbox's log,
-and the time from sending the burst to the first and to the last 200 is reported.
+and the time from sending the burst to the first and to the last 200 is reported. The
+first 200 needs its issue opened and locked while the rest of the burst is still being
+taken; the proxy takes the lock before further issues (see ``ticketing/github/turns.py``),
+so it comes once the proxy's event loop has taken most of the burst, not after every issue.
 
 With ``--fresh`` below N, N - ``--fresh`` of them are pending from an earlier run, as after a
 restart: their issues are written straight into the sandbox and their tickets into the

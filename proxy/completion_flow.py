@@ -98,7 +98,9 @@ async def _submit(
         )
     )
     try:
-        return await asyncio.wait_for(asyncio.shield(opening), submit_patience(request.headers))
+        # A timeout around a shield: the opening goes on when the client is told to retry.
+        async with asyncio.timeout(submit_patience(request.headers)):
+            return await asyncio.shield(opening)
     except TimeoutError:
         log.info(
             "request_id=%s ticket still opening on GitHub: asked the client to retry", request_id
@@ -243,6 +245,9 @@ async def _answer(
         front.memory.keep(request, ticket, parsed)
     terms, stream = parsed.terms, parsed.stream
     start_draft(request.app, ticket, chat)
+    # Held no longer: the store has the request, and a wait may last hours.
+    key = chat.key
+    del chat, parsed
     created = int(ticket.created_at.timestamp())
     headers = {"x-request-id": request_id, **_answer_headers(desk, ticket, stream=stream)}
     settled = desk.settled(ticket)
@@ -252,7 +257,7 @@ async def _answer(
         content_type = _content_type(front, stream=stream)
         immediate = _settled_response(request_id, body, headers, content_type=content_type)
         desk.delivered(settled)
-        _keep_for_retries(request.app, retry, chat.key, front, terms, stream=stream)
+        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
         return immediate
     # A future, not a task: the desk settles it, so a wait costs no task of its own.
     outcome = desk.watch(ticket)
@@ -272,7 +277,7 @@ async def _answer(
     )
     if delivered:
         desk.delivered(outcome.result())
-        _keep_for_retries(request.app, retry, chat.key, front, terms, stream=stream)
+        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
     return response
 
 
@@ -342,7 +347,9 @@ async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResp
     chat = replace(parsed.chat, model=routed.canonical)
     # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
     del body
-    return await _answer(request, chat, front, parsed, retry=retry)
+    answer = _answer(request, chat, front, parsed, retry=retry)
+    del chat, parsed  # _answer drops them once the ticket is open, so no frame here keeps them
+    return await answer
 
 
 def handler_for(front: Front[Any]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:

@@ -144,7 +144,7 @@ class Desk:
             renderer=self._renderer,
             delivered=delivered,
             announcer=self._announcer,
-            poke=self._finder.poke,
+            poke=self._finder.wake_if_idle,
             settings=settings,
             clock=clock,
         )
@@ -200,7 +200,7 @@ class Desk:
         self._waiters.wake(ticket_id)
         ticket = self.store.get_ticket(ticket_id)
         if ticket is not None and ticket.state.pending:
-            self._finder.poke()  # a ticket was opened elsewhere: someone must poll
+            self._finder.wake_if_idle()  # a ticket was opened elsewhere: someone must poll
 
     def keyring_problem(self) -> str | None:
         """Return why the keyring cannot be used now (nothing is judged meanwhile), or None."""

@@ -75,6 +75,8 @@ class AnswerFinder:
         self._clock = clock
         self._replica_id = replica_id
         self._wake = asyncio.Event()
+        # True while the loop sleeps because nothing waits (see wake_if_idle).
+        self._idle = False
         self._seen: dict[tuple[int, datetime, str], None] = {}
         # Versions that could not be judged yet (the keyring was unreadable), oldest first.
         self._deferred: dict[tuple[int, datetime, str], Comment] = {}
@@ -103,6 +105,15 @@ class AnswerFinder:
     def poke(self) -> None:
         """Poll now instead of at the next interval (a webhook arrived, a test wants it)."""
         self._wake.set()
+
+    def wake_if_idle(self) -> None:
+        """Start polling if nothing waited until now; otherwise keep to the interval.
+
+        Called for each ticket opened: a burst of new tickets must not become a poll per
+        ticket (a new issue has no answer yet), only the first of them ends the idleness.
+        """
+        if self._idle:
+            self._wake.set()
 
     async def receive_comment_event(self, event: CommentEvent) -> None:
         """Act on a verified ``issue_comment`` webhook as on a polled comment."""
@@ -196,7 +207,11 @@ class AnswerFinder:
                 if self._store.count_pending() == 0:
                     # Nothing waits: make no GitHub requests until a ticket is opened.
                     self._wake.clear()
-                    await self._wake.wait()
+                    self._idle = True
+                    try:
+                        await self._wake.wait()
+                    finally:
+                        self._idle = False
                     continue
                 delay = await self._poll_if_leader()
             except GitHubUnavailable as exc:

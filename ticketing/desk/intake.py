@@ -9,6 +9,7 @@ opens one issue.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -34,6 +35,10 @@ from .wakeups import Announcer
 __all__ = ["Intake"]
 
 log = logging.getLogger(__name__)
+
+# Issues rendered and being opened at once; the rest of a burst waits before rendering,
+# holding no rendered body. GitHub takes one call at a time anyway (see the worker).
+OPENINGS_AT_ONCE = 32
 
 
 class Intake:
@@ -65,6 +70,7 @@ class Intake:
         self._poke = poke
         self.settings = settings
         self._clock = clock
+        self._openings = asyncio.Semaphore(OPENINGS_AT_ONCE)
 
     async def submit(
         self,
@@ -200,21 +206,22 @@ class Intake:
         return self._store.set_issue(ticket.id, number=number, url=url, now=self._clock())
 
     async def _create_issue(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> Ticket:
-        rendered = await self._renderer.render_off_loop(ticket, request)
-        marker = request_marker(f"{request.key}{ticket.id:08x}")
-        # A ticket still "creating" from an earlier attempt may already have its issue (a
-        # crash or a lost response after GitHub created it): look before creating again. A
-        # ticket opened just now cannot have one, so it costs GitHub no lookup.
-        ref = None if fresh else await self._github.find_issue_by_marker(marker)
-        created = ref is None
-        if ref is None:
-            ref = await self._github.create_issue(
-                title=rendered.title,
-                body=rendered.body,
-                labels=[LABEL, LABEL_AWAITING],
-                marker=marker,
-                lock=self.settings.lock_issues,
-            )
+        async with self._openings:
+            rendered = await self._renderer.render_off_loop(ticket, request)
+            marker = request_marker(f"{request.key}{ticket.id:08x}")
+            # A ticket still "creating" from an earlier attempt may already have its issue
+            # (a crash or a lost response after GitHub created it): look before creating
+            # again. A ticket opened just now cannot have one, so it costs no lookup.
+            ref = None if fresh else await self._github.find_issue_by_marker(marker)
+            created = ref is None
+            if ref is None:
+                ref = await self._github.create_issue(
+                    title=rendered.title,
+                    body=rendered.body,
+                    labels=[LABEL, LABEL_AWAITING],
+                    marker=marker,
+                    lock=self.settings.lock_issues,
+                )
         # The rest of a prompt too long for one body, in order, before anyone is asked.
         for part in rendered.continuations:
             await self._github.post_comment(

@@ -23,6 +23,7 @@ from ticketing.github.comment_poll import fetch_comment_page
 from ticketing.github.failures import APP_INSTALLATION_VARIABLE
 from ticketing.github.interface import CommentPage, IssueRef
 from ticketing.github.throttle import WriteThrottle
+from ticketing.github.turns import Turn
 from ticketing.github.worker import GitHubWorker
 
 log = logging.getLogger(__name__)
@@ -190,7 +191,10 @@ class GitHubClient:
         async def already_created() -> IssueRef | None:
             return await self.find_issue_by_marker(marker)
 
-        ref = await self._worker.retrying(create, what="create issue", before_retry=already_created)
+        # New work waits for the work under way (locks, continuations, polls, follow-ups).
+        ref = await self._worker.retrying(
+            create, what="create issue", before_retry=already_created, turn=Turn.OPENING
+        )
         if lock:
             await self.lock_issue(ref.number)
         return ref

@@ -2,9 +2,10 @@
 
 PyGithub is synchronous and not thread-safe, so every call runs on one worker thread and
 the event loop awaits it. PyGithub's own retry is switched off: it would re-send a POST
-after a 5xx and open a second issue. Instead calls are retried here with tenacity,
-honouring ``retry-after`` and ``x-ratelimit-reset``; a caller repeating a write whose
-outcome is unknown passes ``before_retry`` to look for the write first.
+after a 5xx and open a second issue. Instead calls are retried here, honouring
+``retry-after`` and ``x-ratelimit-reset``; a caller repeating a write whose outcome is
+unknown passes ``before_retry`` to look for the write first. Calls take their turns on the
+thread through :mod:`ticketing.github.turns`: new issues after everything else.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from typing import Any, TypeVar
 
 from github import Auth, Github, GithubException
 from github.Requester import Requester
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
 from ticketing.clock import Clock, Sleep
 from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.app_auth import GitHubApp, app_installation_auth
-from ticketing.github.failures import DEFAULT_BACKOFF, classify_github_failure
+from ticketing.github.failures import classify_github_failure
 from ticketing.github.interface import CommentPage
+from ticketing.github.turns import Turn, Turns
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,7 @@ class GitHubWorker:
         self._max_retry_wait = max_retry_wait
         self._sleep = sleep
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="github")
+        self._turns = Turns()
         self._github, self._repo = self._connect()
         # Reconnections so far (each buys an App a new installation token): one refused
         # token leads to one, however many calls were refused with it.
@@ -119,17 +121,23 @@ class GitHubWorker:
         await self._run(self._github.close)
         self._executor.shutdown(wait=True)
 
-    async def _run(self, fn: Callable[[], T]) -> T:
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, fn)
+    async def _run(self, fn: Callable[[], T], turn: Turn = Turn.SOON) -> T:
+        await self._turns.take(turn)
+        try:
+            return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
+        finally:
+            self._turns.give_back()
 
-    async def call(self, fn: Callable[[], T], *, what: str) -> T:
-        """Run one GitHub call on the worker thread, mapping failures to GitHubError."""
+    async def call(self, fn: Callable[[], T], *, what: str, turn: Turn = Turn.SOON) -> T:
+        """Run one GitHub call on the worker thread, mapping failures to GitHubError.
+
+        ``turn`` says how soon it runs among the calls waiting for the thread.
+        """
         try:
             self.requests_made += 1
             connection = self.reconnects
             try:
-                result = await self._run(fn)
+                result = await self._run(fn, turn)
             except GithubException as exc:
                 if self._app is None or exc.status != 401:
                     raise
@@ -140,7 +148,7 @@ class GitHubWorker:
                 log.info("github %s: installation token refused, fetching a new one", what)
                 await self._run(functools.partial(self._reconnect, unless_since=connection))
                 self.requests_made += 1
-                result = await self._run(fn)
+                result = await self._run(fn, turn)
         except Exception as exc:
             error = classify_github_failure(exc, app=self._app is not None)
             log.warning("github %s failed: %s", what, error)
@@ -159,36 +167,27 @@ class GitHubWorker:
         *,
         what: str,
         before_retry: Callable[[], Awaitable[T | None]] | None = None,
+        turn: Turn = Turn.SOON,
     ) -> T:
         """Run ``fn`` with retries on GitHubUnavailable that honour GitHub's wait hints.
 
         ``before_retry`` is asked before each repeat whether the previous attempt in fact
         succeeded (a write whose response was lost); a non-None result ends the retries.
         """
-
-        def wait(retry_state: Any) -> float:
-            exc = retry_state.outcome.exception()
-            hint = exc.retry_after if isinstance(exc, GitHubUnavailable) else DEFAULT_BACKOFF
-            return float(min(hint, self._max_retry_wait))
-
-        def worth_retrying(exc: BaseException) -> bool:
-            # A wait longer than we are willing to block the caller for is passed up,
-            # so the client can be told 429 with retry-after instead.
-            return isinstance(exc, GitHubUnavailable) and exc.retry_after <= self._max_retry_wait
-
-        attempt_no = 0
-        async for attempt in AsyncRetrying(
-            stop=stop_after_attempt(self._attempts),
-            wait=wait,
-            retry=retry_if_exception(worth_retrying),
-            sleep=self._sleep,
-            reraise=True,
-        ):
-            with attempt:
-                attempt_no += 1
-                if attempt_no > 1 and before_retry is not None:
+        # A plain loop, not a retry library's per-call state: thousands of calls can wait
+        # for the worker at once (a burst of new tickets), and each byte held is per call.
+        attempts = max(1, self._attempts)
+        for attempt in range(1, attempts + 1):
+            try:
+                if attempt > 1 and before_retry is not None:
                     found = await before_retry()
                     if found is not None:
                         return found
-                return await self.call(fn, what=what)
+                return await self.call(fn, what=what, turn=turn)
+            except GitHubUnavailable as exc:
+                # A wait longer than we are willing to block the caller for is passed up,
+                # so the client can be told 429 with retry-after instead.
+                if attempt >= attempts or exc.retry_after > self._max_retry_wait:
+                    raise
+                await self._sleep(float(exc.retry_after))
         raise AssertionError("unreachable")  # pragma: no cover

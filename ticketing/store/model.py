@@ -42,10 +42,11 @@ class TicketState(StrEnum):
 PENDING_STATES = frozenset({TicketState.CREATING, TicketState.OPEN, TicketState.NEEDS_REVIEW})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Ticket:
     """One request waiting for (or answered by) a human."""
 
+    # Slots: every waiting completion holds its ticket, thousands at once.
     id: int
     request_key: str
     request_id: str

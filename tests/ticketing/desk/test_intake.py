@@ -8,6 +8,7 @@ import openai
 import pytest
 
 from tests.helpers.stack import Stack
+from ticketing.desk.intake import OPENINGS_AT_ONCE
 from ticketing.store.model import TicketState
 
 PROMPT = [{"role": "user", "content": "Which branch do I deploy?"}]
@@ -62,3 +63,43 @@ async def test_retry_after_the_operator_fixed_the_settings_opens_a_new_ticket(
     second = stack.desk.store.get_ticket(2)
     assert second is not None
     assert second.issue_number == 1
+
+
+async def test_burst_larger_than_the_openings_at_once_opens_every_issue(stack: Stack) -> None:
+    """More requests at once than OPENINGS_AT_ONCE: each waits its turn and gets its issue."""
+    count = OPENINGS_AT_ONCE + 4
+    client = stack.openai()
+    tasks = [
+        asyncio.ensure_future(
+            client.chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": f"Question {n}?"}]
+            )
+        )
+        for n in range(count)
+    ]
+    await stack.wait_for_issue(count)
+    assert len(await stack.issues()) == count
+    for task in tasks:
+        task.cancel()
+
+
+async def test_refused_openings_do_not_use_up_the_openings_at_once(stack: Stack) -> None:
+    """More openings than OPENINGS_AT_ONCE refused in a row: the next request still opens."""
+    refused = OPENINGS_AT_ONCE + 1
+    stack.sandbox.sandbox.inject_fault(
+        method="POST",
+        path=r"/repos/acme/agents/issues",
+        status=401,
+        times=refused,
+        body={"message": "no"},
+    )
+    client = stack.openai()
+    for n in range(refused):
+        with pytest.raises(openai.InternalServerError):
+            await client.chat.completions.create(
+                model="gpt-4o", messages=[{"role": "user", "content": f"Refused {n}?"}]
+            )
+    task = asyncio.ensure_future(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "main")
+    assert (await asyncio.wait_for(task, 10)).choices[0].message.content == "main"

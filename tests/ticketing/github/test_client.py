@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,6 +16,7 @@ from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.client import GitHubClient
 from ticketing.github.failures import classify_github_failure
 from ticketing.github.interface import Comment, IssueRef
+from ticketing.github.turns import HANDED_OVER
 from ticketing.render.ticket import request_marker
 
 REPO = "acme/agents"
@@ -361,3 +363,33 @@ async def test_one_dropped_connection_is_retried_transparently(
     page = await client.list_comments(since=None, etag=None)
     assert len(page.comments) == 2
     assert recorder.waits == [2.0]
+
+
+async def test_burst_of_new_issues_does_not_queue_the_first_ones_lock_behind_the_rest(
+    client: GitHubClient, github_sandbox: RunningSandbox
+) -> None:
+    """Twenty issues opened at once: the first is locked before most of the others are opened."""
+    markers = [request_marker(f"{index:02x}" * 32) for index in range(20)]
+    refs = await asyncio.gather(
+        *(
+            client.create_issue(
+                title=f"Ticket {index}",
+                body=f"Please answer.\n\n{marker}",
+                labels=["ticketproxy"],
+                marker=marker,
+                lock=True,
+            )
+            for index, marker in enumerate(markers)
+        )
+    )
+    assert sorted(ref.number for ref in refs) == list(range(1, 21))
+    sent = [
+        (r.method, r.path)
+        for r in github_sandbox.sandbox.requests
+        if r.method in {"POST", "PUT"} and r.path.startswith(ISSUES_PATH)
+    ]
+    first_lock = sent.index(("PUT", f"{ISSUES_PATH}/1/lock"))
+    # Only the calls handed to the worker thread before it was asked go first (and the one
+    # handed over as the first ended), not all twenty.
+    assert sent[:first_lock].count(("POST", ISSUES_PATH)) <= HANDED_OVER + 1
+    assert len(sent) == 40
