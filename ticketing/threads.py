@@ -6,7 +6,9 @@ request *continues* an earlier ticket when one of its assistant messages is the 
 ticket delivered, to the same client, under the same first (system) message. Agents do not
 echo a reply byte for byte (AutoGPT re-indents its JSON, clients re-serialise tool-call
 arguments), so replies are compared as JSON values when they are JSON, and with whitespace
-normalised otherwise; tool-call ids are ignored (clients may rename them).
+normalised otherwise; tool-call ids are ignored (clients may rename them). An assistant
+message that re-sends the reply's tool calls as text (smolagents' ``Calling tools:``, read by
+:mod:`ticketing.echoed_calls`) stands for the same reply.
 
 Everything else in the request may change between steps: AutoGPT moves its step instruction
 to the end and refreshes a clock message before the echoed reply. :func:`step_delta` says
@@ -25,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ticketing.echoed_calls import echoed_reply
 from ticketing.request import ChatRequest, Message, ToolCall
 
 __all__ = [
@@ -98,6 +101,9 @@ def continuation_fingerprints(request: ChatRequest) -> list[tuple[int, str]]:
         message = request.messages[index]
         if message.role == "assistant":
             found.append((index, reply_fingerprint(request, message.content, message.tool_calls)))
+            echo = None if message.tool_calls else echoed_reply(message.content)
+            if echo is not None:
+                found.append((index, reply_fingerprint(request, *echo)))
     return found
 
 

@@ -63,3 +63,24 @@ async def test_captured_autogpt_request_gets_a_reply_autogpt_accepts(
     completion = ChatCompletion.model_validate_json(raw)
     assert completion.model == body["model"]
     autogpt_accepts(body, completion)
+
+
+async def test_autogpt_functions_step_answered_with_text_only_is_held_then_a_call_released(
+    stack: Stack,
+) -> None:
+    """A text-only answer to a functions-mode step is held with a reply; a tool call releases."""
+    capture = load(SAMPLES / "run2_functions" / "004_POST_v1_chat_completions.json")
+    pending = asyncio.create_task(send(stack, capture))
+    await stack.wait_for_issue(1)
+    await stack.answer(1, "I wrote hello.txt for you.")
+    await stack.settle()
+    (reply,) = await stack.bot_replies(1)
+    # The reply escapes markdown punctuation; the sentence is read without the escapes.
+    assert "runs its next command from a tool call, and the answer has none" in reply.replace(
+        "\\", ""
+    )
+    assert not pending.done()
+    await stack.answer(1, editor_answer(capture["body"]))
+    status, raw = await asyncio.wait_for(pending, 10)
+    assert status == 200
+    autogpt_accepts(capture["body"], ChatCompletion.model_validate_json(raw))

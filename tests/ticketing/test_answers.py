@@ -567,8 +567,54 @@ def test_autogpt_functions_step_with_a_valid_write_file_call_is_released() -> No
 
 def test_autogpt_functions_step_with_a_missing_required_argument_is_refused() -> None:
     """A run2 write_file call without contents fails the tool's JSON Schema."""
-    (problem,) = refusal(call(filename="hello.txt"), captured("run2_functions"))
+    thoughts = json.dumps({"thoughts": STEP["thoughts"]})
+    text = thoughts + "\n\n" + call(filename="hello.txt")
+    (problem,) = refusal(text, captured("run2_functions"))
     assert problem == "arguments of `write_file` at `$`: `'contents' is a required property`."
+
+
+def test_autogpt_functions_step_answered_with_text_only_is_held_asking_for_a_tool_call() -> None:
+    """AutoGPT's functions mode cannot parse a text-only step, so it is held, naming the fix."""
+    problems = refusal("I wrote hello.txt for you.", captured("run2_functions"))
+    assert any("is not valid JSON" in problem for problem in problems)
+    assert (
+        "this agent (AutoGPT with `OPENAI_FUNCTIONS`) runs its next command from a tool call,"
+        " and the answer has none; add one `tool_call` block below the JSON object, calling"
+        " one of its tools." in problems
+    )
+
+
+def test_autogpt_functions_step_with_thoughts_but_no_tool_call_is_held() -> None:
+    """Valid thoughts alone leave AutoGPT without a command, so the step is held."""
+    thoughts = json.dumps({"thoughts": STEP["thoughts"]})
+    (problem,) = refusal(thoughts, captured("run2_functions"))
+    assert "runs its next command from a tool call, and the answer has none" in problem
+
+
+def test_autogpt_functions_step_with_a_tool_call_but_no_thoughts_is_held() -> None:
+    """AutoGPT reads its thoughts from the text beside the call, so a bare call is held."""
+    (problem,) = refusal(call(filename="hello.txt", contents="hello"), captured("run2_functions"))
+    assert problem == (
+        "beside its tool call, this agent expects a JSON object as text, and the answer has"
+        " none; put the template's JSON object above the `tool_call` block."
+    )
+
+
+def test_autogpt_functions_step_whose_thoughts_lack_the_interface_key_is_held() -> None:
+    """Text beside the call that is JSON without `thoughts` fails AutoGPT's schema."""
+    text = '{"plan": "write"}\n\n' + call(filename="hello.txt", contents="hello")
+    (problem,) = refusal(text, captured("run2_functions"))
+    assert "lacks the key `thoughts`" in problem
+
+
+def test_autogpt_functions_step_with_two_tool_calls_is_held_as_only_the_first_would_run() -> None:
+    """AutoGPT runs only its first tool call, so a second would be lost silently: held."""
+    thoughts = json.dumps({"thoughts": STEP["thoughts"]})
+    text = "\n\n".join(
+        [thoughts, call(filename="a.txt", contents="a"), call(filename="b.txt", contents="b")]
+    )
+    (problem,) = refusal(text, captured("run2_functions"))
+    assert "runs only the first tool call of an answer, and the answer has 2" in problem
 
 
 # --- stop and max_tokens --------------------------------------------------------------------

@@ -493,7 +493,7 @@ def test_functions_sample_ticket_shows_both_blocks_notes_and_eleven_tools() -> N
     section = between(render(request).body, "## Answer template", "## How to answer")
     assert "````text\n{\n" in section
     assert '```tool_call\n{\n  "name": "open_file",' in section
-    assert "- To make several calls, write one `tool_call` block per call" in section
+    assert "- This agent needs both parts: the JSON object above as text" in section
     assert "The tools the agent offers (11):" in section
     assert len(re.findall(r"^\| (?!Tool \|)[^-].* \|$", section, flags=re.MULTILINE)) == 11
 

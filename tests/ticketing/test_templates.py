@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 
 from ticketing.render.schema_skeleton import PLACEHOLDER, schema_skeleton
-from ticketing.render.templates import answer_notes, answer_template
+from ticketing.render.templates import FUNCTION_COMMANDS_NOTE, answer_notes, answer_template
 from ticketing.render.tool_table import tool_table
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
@@ -49,6 +50,13 @@ def sample(run: str, **fields: Any) -> ChatRequest:
     fields.setdefault("tool_choice", "auto" if tools else "none")
     messages = tuple(Message(m["role"], m["content"]) for m in body["messages"])
     return ChatRequest(model=body["model"], messages=messages, tools=tools, **fields)
+
+
+def without_prompt(run: str, **fields: Any) -> ChatRequest:
+    """Build a request with a captured step's tools but not AutoGPT's prompt: a plain agent."""
+    request = sample(run, **fields)
+    messages = tuple(m for m in request.messages if m.role != "system")
+    return dataclasses.replace(request, messages=messages)
 
 
 def with_schema(schema: dict[str, Any]) -> ChatRequest:
@@ -153,14 +161,14 @@ def test_tool_choice_none_gives_no_tool_section() -> None:
 
 def test_tool_choice_required_says_a_call_is_required() -> None:
     """A required tool choice is stated, and deleting the block is not suggested."""
-    notes = " ".join(answer_notes(sample("run2_functions", tool_choice="required")))
+    notes = " ".join(answer_notes(without_prompt("run2_functions", tool_choice="required")))
     assert "A tool call is required" in notes
     assert "delete the block" not in notes
 
 
 def test_parallel_calls_are_explained_as_several_blocks_beside_text() -> None:
     """With parallel calls allowed, the notes say one block per call and text may go beside."""
-    notes = " ".join(answer_notes(sample("run2_functions")))
+    notes = " ".join(answer_notes(without_prompt("run2_functions")))
     assert "one `tool_call` block per call" in notes
     assert "Text outside the blocks goes to the agent" in notes
     assert "delete the block to answer with text only" in notes
@@ -171,9 +179,18 @@ def test_parallel_calls_are_explained_as_several_blocks_beside_text() -> None:
 )
 def test_serial_or_legacy_tool_calls_allow_a_single_block(fields: dict[str, Any]) -> None:
     """Without parallel calls, or with legacy functions, the notes allow at most one call."""
-    notes = " ".join(answer_notes(sample("run2_functions", **fields)))
+    notes = " ".join(answer_notes(without_prompt("run2_functions", **fields)))
     assert "at most one call" in notes
     assert "one `tool_call` block per call" not in notes
+
+
+def test_autogpt_functions_notes_ask_for_thoughts_and_exactly_one_call() -> None:
+    """AutoGPT's functions mode is told it needs the JSON text and one block, nothing less."""
+    notes = answer_notes(sample("run2_functions"))
+    assert FUNCTION_COMMANDS_NOTE in notes
+    joined = " ".join(notes)
+    assert "delete the block to answer with text only" not in joined
+    assert "one `tool_call` block per call" not in joined
 
 
 def test_plain_chat_has_no_template_table_or_notes() -> None:

@@ -3,7 +3,9 @@
 Pure: no I/O. AutoGPT wants each step as one JSON object in the content, shaped by the
 ``interface AssistantResponse`` of its system prompt
 (:mod:`ticketing.render.autogpt_interface`), naming a command of its ``## Commands`` list
-(:mod:`ticketing.render.autogpt_prompt`) with that command's required parameters.
+(:mod:`ticketing.render.autogpt_prompt`) with that command's required parameters. With
+``OPENAI_FUNCTIONS=True`` the command is a tool call instead, and AutoGPT runs the first one:
+a step without one makes it ask again, three times, then stop.
 """
 
 from __future__ import annotations
@@ -11,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ticketing.release.blocks import TOOL_CALL_INFO
 from ticketing.release.quoting import json_type, quote, quote_names
 from ticketing.render.autogpt_interface import parse_response_interface
 from ticketing.render.autogpt_prompt import parse_commands
 
-__all__ = ["autogpt_problems"]
+__all__ = ["autogpt_problems", "function_command_problems"]
 
 
 def autogpt_problems(value: Mapping[str, Any], prompt: str) -> list[str]:
@@ -59,6 +62,22 @@ def autogpt_problems(value: Mapping[str, Any], prompt: str) -> list[str]:
             if param not in arguments
         ]
     return problems
+
+
+def function_command_problems(blocks: int) -> list[str]:
+    """Check an AutoGPT functions-mode step holds exactly one tool call: the command it runs."""
+    agent = f"this agent (AutoGPT with {quote('OPENAI_FUNCTIONS')})"
+    if not blocks:
+        return [
+            f"{agent} runs its next command from a tool call, and the answer has none; add one"
+            f" {quote(TOOL_CALL_INFO)} block below the JSON object, calling one of its tools."
+        ]
+    if blocks > 1:
+        return [
+            f"{agent} runs only the first tool call of an answer, and the answer has {blocks};"
+            f" keep one {quote(TOOL_CALL_INFO)} block and send the others in later answers."
+        ]
+    return []
 
 
 def _interface_keys(prompt: str) -> list[tuple[str, bool]]:

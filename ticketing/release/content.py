@@ -2,7 +2,8 @@
 
 Pure: no I/O. Content must be one JSON object when ``response_format`` asks for one (and
 match its schema), or when the agent follows AutoGPT's JSON-in-content convention
-(:mod:`ticketing.release.autogpt`). It is cut at the first ``stop`` sequence, as a model
+(:mod:`ticketing.release.autogpt`), also beside the tool call that AutoGPT's functions mode
+runs. It is cut at the first ``stop`` sequence, as a model
 stops before emitting it, but never shortened to fit ``max_tokens``: a person's words must
 not be altered silently, so a long answer is refused instead.
 """
@@ -10,6 +11,7 @@ not be altered silently, so a long answer is refused instead.
 from __future__ import annotations
 
 from ticketing.release.autogpt import autogpt_problems
+from ticketing.release.blocks import TOOL_CALL_INFO
 from ticketing.release.json_values import parse_json
 from ticketing.release.quoting import json_type, quote, show_json
 from ticketing.release.schemas import schema_problems
@@ -31,16 +33,26 @@ def expects_json(request: ChatRequest) -> bool:
 
 def _is_autogpt(request: ChatRequest) -> bool:
     """Return whether the agent asks, AutoGPT-style, for its step as JSON in the content."""
-    # With tools, AutoGPT (OPENAI_FUNCTIONS) takes the command as a tool call instead.
-    return not request.tools and uses_json_convention(request.system_prompt)
+    # With tools (OPENAI_FUNCTIONS) AutoGPT takes its command as a tool call, but still
+    # parses the content as its JSON thoughts and gives up on a step whose text is not.
+    return uses_json_convention(request.system_prompt)
 
 
 def check_content(
-    content: str | None, request: ChatRequest, problems: list[str]
+    content: str | None, request: ChatRequest, problems: list[str], *, beside_call: bool = False
 ) -> tuple[str | None, bool]:
-    """Check content that must be JSON; return it unwrapped, and whether it was valid JSON."""
+    """Check content that must be JSON; return it unwrapped, and whether it was valid JSON.
+
+    ``beside_call`` says the content goes with a tool call (AutoGPT's functions mode).
+    """
     if not expects_json(request):
         return content, False
+    if content is None and beside_call:
+        problems.append(
+            f"beside its tool call, this agent expects a JSON object as text, and the answer"
+            f" has none; put the template's JSON object above the {quote(TOOL_CALL_INFO)} block."
+        )
+        return None, False
     if content is None:
         problems.append("this agent expects a JSON object as the answer, and the answer is empty.")
         return None, False

@@ -13,11 +13,13 @@ from auth.review_decision import Command
 from ticketing.commands import commands_in, unreadable_json
 from ticketing.json_depth import MAX_JSON_DEPTH
 from ticketing.release.artifacts import read_artifacts
+from ticketing.release.autogpt import function_command_problems
 from ticketing.release.blocks import read_calls, split_answer
 from ticketing.release.calls import call_problems
 from ticketing.release.content import check_content, cut_at_stop, length_problems
 from ticketing.release.json_values import encodable
 from ticketing.release.quoting import quote
+from ticketing.render.autogpt_skeleton import uses_function_commands
 from ticketing.request import ChatRequest, ToolCall
 
 __all__ = ["Refusal", "Release", "prepare_release"]
@@ -68,8 +70,13 @@ def _prepare(text: str, request: ChatRequest, seed: str) -> Release | Refusal:
     calls = read_calls(answer.blocks, problems)
     problems += call_problems(calls, len(answer.blocks), request)
     content, checked_json = answer.content, False
-    if not answer.blocks:
-        content, checked_json = check_content(content, request, problems)
+    functions_mode = uses_function_commands(request)
+    if not answer.blocks or functions_mode:
+        content, checked_json = check_content(
+            content, request, problems, beside_call=bool(answer.blocks)
+        )
+    if functions_mode:
+        problems += function_command_problems(len(answer.blocks))
     content = cut_at_stop(content, request, problems, checked_json=checked_json)
     problems += length_problems(content, request)
     if content is not None and not encodable(content):

@@ -22,12 +22,13 @@ from ticketing.render.autogpt_interface import (
     TypeShape,
     UnionType,
     parse_response_interface,
+    uses_json_convention,
 )
 from ticketing.render.autogpt_prompt import AutoGPTCommand, parse_commands
 from ticketing.render.schema_skeleton import PLACEHOLDER
 from ticketing.request import ChatRequest
 
-__all__ = ["command_choice", "interface_skeleton"]
+__all__ = ["command_choice", "interface_skeleton", "uses_function_commands"]
 
 _MAX_COMMANDS = 64  # command names listed in a placeholder
 
@@ -43,6 +44,20 @@ def interface_skeleton(request: ChatRequest) -> dict[str, Any] | None:
         return None  # no template rather than a wrong one
     names = [c.name for c in parse_commands(prompt)]
     return _members_skeleton(shape.members, parent=None, commands=names)
+
+
+def uses_function_commands(request: ChatRequest) -> bool:
+    """Return whether the agent wants JSON thoughts as text and its command as a tool call.
+
+    AutoGPT with ``OPENAI_FUNCTIONS=True`` (``tests/samples/autogpt/run2_functions``) keeps
+    its JSON convention for the thoughts and offers its commands as tools: it parses both,
+    and runs the first tool call only.
+    """
+    return (
+        bool(request.tools)
+        and request.tool_choice != "none"
+        and uses_json_convention(request.system_prompt)
+    )
 
 
 def command_choice(request: ChatRequest) -> tuple[AutoGPTCommand, ...]:

@@ -19,12 +19,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ticketing.render.autogpt_skeleton import command_choice, interface_skeleton
+from ticketing.render.autogpt_skeleton import (
+    command_choice,
+    interface_skeleton,
+    uses_function_commands,
+)
 from ticketing.render.fences import backtick_fence
 from ticketing.render.schema_skeleton import PLACEHOLDER, format_skeleton, schema_skeleton
 from ticketing.request import ChatRequest, ToolSpec
 
-__all__ = ["answer_notes", "answer_template", "offers_tools"]
+__all__ = ["FUNCTION_COMMANDS_NOTE", "answer_notes", "answer_template", "offers_tools"]
 
 
 def answer_template(request: ChatRequest) -> str | None:
@@ -107,6 +111,14 @@ def _tool_call_template(request: ChatRequest) -> str | None:
     return f"{fence}tool_call\n{text}\n{fence}"
 
 
+# AutoGPT with OPENAI_FUNCTIONS parses both parts and runs the first call only.
+FUNCTION_COMMANDS_NOTE = (
+    "This agent needs both parts: the JSON object above as text (its thoughts), and exactly one"
+    " `tool_call` block, the command it runs next. An answer with only text, only the block,"
+    " or several blocks is held back."
+)
+
+
 def _tool_notes(request: ChatRequest, table: str) -> list[str]:
     """Return the notes on how to call tools under this request's tool_choice."""
     notes = []
@@ -120,6 +132,8 @@ def _tool_notes(request: ChatRequest, table: str) -> list[str]:
             "The `tool_call` block calls the first tool offered: to call another, change the"
             f" name and arguments to one from {table}."
         )
+    if uses_function_commands(request):
+        return [*notes, FUNCTION_COMMANDS_NOTE]
     if request.parallel_tool_calls and not request.legacy_functions:
         notes.append(
             "To make several calls, write one `tool_call` block per call, one after another."
