@@ -2,7 +2,7 @@
 // Usage: node ai_sdk.mjs <scenario>, with TICKETPROXY_BASE_URL (…/v1) and
 // TICKETPROXY_API_KEY in the environment. A tool's "execution" returns a fixed listing.
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateObject, generateText, stepCountIs, streamText, tool } from "ai";
+import { Output, generateObject, generateText, stepCountIs, streamText, tool } from "ai";
 import { z } from "zod";
 
 const openai = createOpenAI({
@@ -10,6 +10,7 @@ const openai = createOpenAI({
   apiKey: process.env.TICKETPROXY_API_KEY,
 });
 const model = openai("gpt-4o");
+const QUESTION = "What files are in the workspace?";
 const ran = [];
 const tools = {
   list_folder: tool({
@@ -27,7 +28,7 @@ const scenarios = {
     const result = await generateText({
       model,
       system: "Answer briefly.",
-      prompt: "What files are in the workspace?",
+      prompt: QUESTION,
       tools,
       stopWhen: stepCountIs(3),
       maxRetries: 0,
@@ -38,6 +39,47 @@ const scenarios = {
       steps: result.steps.length,
       finish_reason: result.finishReason,
     };
+  },
+
+  async "stream-text-tool"() {
+    const result = streamText({
+      model,
+      prompt: QUESTION,
+      tools,
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+    });
+    let text = "";
+    for await (const delta of result.textStream) text += delta;
+    const steps = await result.steps;
+    return { text, ran, steps: steps.length, finish_reason: await result.finishReason };
+  },
+
+  // A reasoning model (system prompt as a developer message, `reasoning` and `include`
+  // sent) with store off: the earlier answer comes back as a message, not a reference.
+  async "reasoning-store-false"() {
+    const result = await generateText({
+      model: openai("gpt-5-mini"),
+      system: "Answer briefly.",
+      prompt: QUESTION,
+      tools,
+      stopWhen: stepCountIs(3),
+      maxRetries: 0,
+      providerOptions: {
+        openai: { store: false, reasoningEffort: "low", reasoningSummary: "auto", user: "ada" },
+      },
+    });
+    return { text: result.text, ran, steps: result.steps.length };
+  },
+
+  async "output-object"() {
+    const result = await generateText({
+      model,
+      output: Output.object({ schema: z.object({ name: z.string(), country: z.string() }) }),
+      prompt: "Name a city.",
+      maxRetries: 0,
+    });
+    return { object: result.output, finish_reason: result.finishReason };
   },
 
   async "stream-text"() {
