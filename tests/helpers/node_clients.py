@@ -11,7 +11,7 @@ import asyncio
 import json
 import os
 import shutil
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,7 +25,7 @@ NODE_MODULES = ROOT / "node_modules"
 T = TypeVar("T")
 
 
-def require_node_packages(*packages: str) -> str:
+def require_node_packages(*packages: str, environ: Mapping[str, str] = os.environ) -> str:
     """Return ``node``, or skip (fail under ``CI=true``) when it or a package is missing."""
     node = shutil.which("node")
     missing = [p for p in packages if not (NODE_MODULES / p / "package.json").exists()]
@@ -33,7 +33,7 @@ def require_node_packages(*packages: str) -> str:
         return node
     why = "node is not on PATH" if node is None else f"missing node packages: {', '.join(missing)}"
     message = f"{why}; run `make install` (it runs `npm install` from package.json)"
-    if os.environ.get("CI", "").lower() == "true":
+    if environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
 
