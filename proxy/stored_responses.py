@@ -38,7 +38,9 @@ from .wire.responses_api.stored import (
     echo_to_json,
     input_items,
     issued_calls,
+    item_reference_id,
     page_items,
+    response_id_of_item,
 )
 
 # The front's pure parse, given the previous response's items and the calls it issued.
@@ -94,6 +96,42 @@ def _output(desk: Desk, record: StoredResponse, ticket: Ticket) -> list[dict[str
     return render_output(record.response_id, release.content, release.tool_calls)
 
 
+def _referenced_item(request: web.Request, item_id: str, param: str) -> dict[str, Any]:
+    """Return the stored item an ``item_reference`` names, from one of the client's responses.
+
+    The Vercel AI SDK, with ``store`` on (its default), sends the text of an earlier answer
+    back as ``{"type": "item_reference", "id": "msg_…"}`` rather than as a message.
+    """
+    missing = NotFound(f"Item with id '{item_id}' not found.", param=param)
+    response_id = response_id_of_item(item_id)
+    if response_id is None:
+        raise missing
+    desk = request.app[DESK]
+    record = desk.store.response_for(response_id)
+    if record is None or record.client != request[CLIENT] or not record.stored:
+        # Another key's item is as unknown as one never made: no oracle.
+        raise missing
+    ticket = _ticket(desk, record)
+    output = [] if ticket.state.pending else _output(desk, record, ticket)
+    for candidate in [*json.loads(record.items), *output]:
+        if candidate.get("id") == item_id:
+            return dict(candidate)
+    raise missing
+
+
+def _resolve_references(request: web.Request, body: dict[str, Any]) -> dict[str, Any]:
+    """Return ``body`` with each ``item_reference`` in ``input`` replaced by the item it names."""
+    raw = body.get("input")
+    if not isinstance(raw, list):
+        return body
+    resolved: list[Any] = []
+    for index, item in enumerate(raw):
+        param = f"input[{index}]"
+        item_id = item_reference_id(item, param)
+        resolved.append(item if item_id is None else _referenced_item(request, item_id, param))
+    return {**body, "input": resolved}
+
+
 class ResponsesMemory:
     """The Responses front's memory: ``previous_response_id`` in, the stored response out."""
 
@@ -104,6 +142,7 @@ class ResponsesMemory:
         self, request: web.Request, body: dict[str, Any], routed: RoutedModel
     ) -> Parsed[ResponseEcho]:
         """Parse a body, with the input and output of its previous response prepended."""
+        body = _resolve_references(request, body)
         previous_id = body.get("previous_response_id")
         context: list[Any] = []
         issued: frozenset[str] = frozenset()

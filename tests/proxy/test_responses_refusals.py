@@ -37,10 +37,10 @@ async def test_built_in_tool_forced_by_tool_choice_is_refused(stack: Stack) -> N
 
 
 async def test_unknown_input_item_type_is_refused(stack: Stack) -> None:
-    """An item type ticketproxy cannot show (item_reference) is named in the 400."""
-    error = await refused(stack, input=[{"type": "item_reference", "id": "msg_1"}])
+    """An item type ticketproxy cannot show (a web search call) is named in the 400."""
+    error = await refused(stack, input=[{"type": "web_search_call", "id": "ws_1"}])
     assert error["param"] == "input[0].type"
-    assert "item_reference" in error["message"]
+    assert "web_search_call" in error["message"]
 
 
 async def test_function_call_output_for_a_call_never_issued_is_refused(stack: Stack) -> None:

@@ -12,6 +12,7 @@ from proxy.wire.responses_api.stored import (
     input_items,
     issued_calls,
     page_items,
+    response_id_of_item,
 )
 
 ITEMS = [{"id": f"item_{n}", "type": "message"} for n in range(5)]
@@ -68,3 +69,13 @@ def test_bad_paging_is_refused_naming_the_parameter(query: dict[str, str], param
     with pytest.raises(InvalidRequest) as caught:
         page_items(ITEMS, query)
     assert caught.value.param == param
+
+
+def test_an_items_id_names_the_response_that_gave_it() -> None:
+    """Output, call and input item ids lead to their response; other ids lead nowhere."""
+    assert response_id_of_item("msg_abc1") == "resp_abc1"
+    assert response_id_of_item("fc_abc1_0") == "resp_abc1"
+    assert response_id_of_item("fco_abc1_in2") == "resp_abc1"
+    assert response_id_of_item("rs_abc1") is None
+    assert response_id_of_item("msg_../x") is None
+    assert response_id_of_item("msg") is None

@@ -171,3 +171,25 @@ async def test_openai_agents_chains_its_run_with_previous_response_id(stack: Sta
     second = await asyncio.wait_for(follow, 15)
     assert second.final_output == "12 bytes."
     assert [i.number for i in await stack.issues()] == [1]
+
+
+async def test_item_reference_to_an_earlier_answer_reads_as_that_answer(stack: Stack) -> None:
+    """An item_reference to a stored output item (as the Vercel AI SDK sends) is that item."""
+    question = {"role": "user", "content": "Say hello, then ask me something."}
+    first = await answered(stack, 1, "Hello. What is your name?", input=[question])
+    [message] = first.output
+    again = {"role": "user", "content": "Ada."}
+    reference = {"type": "item_reference", "id": message.id}
+    second = asyncio.create_task(
+        stack.openai().responses.create(model="gpt-4o", input=[question, reference, again])
+    )
+    await wait_for_step(stack, 2)
+    step = (await stack.comments(1))[-1].body
+    assert "Ada." in step
+    await stack.comment(1, stack.signed("Hi Ada.", number=1, ticket=f"{REPO}#1/2"))
+    reply = await asyncio.wait_for(second, 10)
+    assert reply.output_text == "Hi Ada."
+    items = await stack.openai().responses.input_items.list(reply.id, order="asc")
+    assert [item.type for item in items.data] == ["message", "message", "message"]
+    assert items.data[1].content[0].text == "Hello. What is your name?"  # type: ignore[union-attr]
+    assert [i.number for i in await stack.issues()] == [1]

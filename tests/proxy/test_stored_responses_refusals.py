@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -168,3 +169,47 @@ async def test_input_items_after_an_item_the_response_does_not_hold_is_refused(
     status, _, body = await raw(stack, "GET", path + "?limit=101")
     assert status == 400
     assert_envelope(body, param="limit")
+
+
+async def test_item_reference_to_an_item_never_made_is_not_found(stack: Stack) -> None:
+    """An item_reference naming no stored item is a 404 naming the item, and opens no ticket."""
+    reference = {"type": "item_reference", "id": "msg_nothing9"}
+    error = await not_found(stack, input=[reference, {"role": "user", "content": "and?"}])
+    assert error["message"] == "Item with id 'msg_nothing9' not found."
+    assert error["param"] == "input[0]"
+    assert await stack.issues() == []
+
+
+async def test_item_reference_to_another_client_keys_answer_is_not_found(
+    two_key_stack: Stack,
+) -> None:
+    """Another key's output item is as unknown as one never made: its text is not leaked."""
+    stack = two_key_stack
+    mine = await answered(stack, "The launch code is 1234.", input="What is the code?")
+    [message] = mine.output
+    other = stack.openai(api_key=OTHER_KEY)
+    with pytest.raises(openai.NotFoundError) as caught:
+        await other.responses.create(
+            model="gpt-4o", input=[{"type": "item_reference", "id": message.id}]
+        )
+    assert caught.value.body == {
+        "message": f"Item with id '{message.id}' not found.",
+        "type": "invalid_request_error",
+        "param": "input[0]",
+        "code": None,
+    }
+    assert len(stack.desk.store.pending_tickets()) == 0
+    assert [i.number for i in await stack.issues()] == [1]
+
+
+async def test_item_reference_without_an_id_is_refused(stack: Stack) -> None:
+    """An item_reference must name an item: without an id it is a 400 naming input[0].id."""
+    status, _, body = await raw(
+        stack,
+        "POST",
+        "/v1/responses",
+        data=json.dumps({"model": "gpt-4o", "input": [{"type": "item_reference"}]}).encode(),
+    )
+    assert status == 400
+    assert_envelope(body, param="input[0].id")
+    assert await stack.issues() == []

@@ -180,7 +180,7 @@ def _read_item(item: Any, param: str, messages: list[Message], issued: set[str])
     elif kind != "reasoning":  # a model's reasoning summary: people have none, and need none
         raise InvalidRequest(
             f"input items of type {kind!r} are not supported: send message, "
-            "function_call and function_call_output items",
+            "function_call, function_call_output and item_reference items",
             param=f"{param}.type",
             code="unsupported_item",
         )

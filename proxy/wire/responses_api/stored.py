@@ -41,6 +41,29 @@ def input_items(value: Any, response_id: str) -> list[dict[str, Any]]:
     return items
 
 
+def response_id_of_item(item_id: str) -> str | None:
+    """Return the id of the response an item id was given by (``msg_<base>``, ``fc_<base>_0``…)."""
+    prefix, _, rest = item_id.partition("_")
+    base = rest.partition("_")[0]
+    known = prefix in _ID_PREFIXES.values() or prefix == "item"
+    return f"resp_{base}" if known and base.isalnum() else None
+
+
+def item_reference_id(item: Any, param: str) -> str | None:
+    """Return the id an ``item_reference`` input item names, or None for any other item."""
+    if not isinstance(item, dict) or item.get("type") != "item_reference":
+        return None
+    item_id = item.get("id")
+    require(
+        isinstance(item_id, str) and item_id != "",
+        "an item_reference needs the id of an item",
+        f"{param}.id",
+        "invalid_type",
+    )
+    assert isinstance(item_id, str)
+    return item_id
+
+
 def issued_calls(output: Sequence[Mapping[str, Any]]) -> frozenset[str]:
     """Return the call ids of a response's function calls, which the next input may answer."""
     return frozenset(item["call_id"] for item in output if item.get("type") == "function_call")
