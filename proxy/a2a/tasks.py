@@ -136,9 +136,8 @@ def _answer_artifact(step: StoredStep) -> dict[str, Any]:
 
 
 def _file_artifact(artifact: StoredArtifact, content: bytes) -> dict[str, Any]:
-    path = artifact.file_name
-    if artifact.relative_path:
-        path = f"{artifact.relative_path.rstrip('/')}/{artifact.file_name}"
+    # An answer's file keeps its whole path (``out/haiku.txt``) in ``relative_path``.
+    path = artifact.relative_path or artifact.file_name
     media_type = mimetypes.guess_type(artifact.file_name)[0] or "application/octet-stream"
     part = {
         "raw": base64.b64encode(content).decode("ascii"),
