@@ -14,6 +14,7 @@ import json
 import sys
 from typing import Any
 
+import httpx
 from a2a.client import (
     AuthInterceptor,
     ClientCallContext,
@@ -34,8 +35,6 @@ from a2a.types.a2a_pb2 import (
     TaskState,
 )
 from google.protobuf import json_format
-
-import httpx
 
 
 class Key(CredentialService):
@@ -65,9 +64,7 @@ def _task(task: Task) -> dict[str, Any]:
             }
             for artifact in task.artifacts
         ],
-        "history": [
-            (Role.Name(m.role), " ".join(p.text for p in m.parts)) for m in task.history
-        ],
+        "history": [(Role.Name(m.role), " ".join(p.text for p in m.parts)) for m in task.history],
     }
 
 

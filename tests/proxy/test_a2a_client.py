@@ -105,7 +105,7 @@ async def test_a2a_sdk_resolves_the_public_agent_card(a2a_stack: Stack) -> None:
 async def test_a2a_sdk_blocking_send_returns_the_completed_task_with_its_answer_and_file(
     a2a_stack: Stack,
 ) -> None:
-    """A blocking send waits for the signed answer: completed, the text and the file as artifacts."""
+    """A blocking send waits for the signed answer: completed, text and file as artifacts."""
     answer = f"Here it is.\n\n```artifact path=out/haiku.txt\n{HAIKU}\n```"
     report = await _run(a2a_stack, "blocking", [(answer, False)])
     task = report["task"]
@@ -140,7 +140,7 @@ async def test_a2a_sdk_streamed_send_ends_completed(a2a_stack: Stack) -> None:
 async def test_a2a_sdk_input_required_turn_is_answered_on_the_same_task_and_issue(
     a2a_stack: Stack,
 ) -> None:
-    """An answer signed ``--ask`` asks for input; the follow-up message is the same issue's next step."""
+    """An answer signed ``--ask`` asks for input; the follow-up is the same issue's next step."""
     report = await _run(
         a2a_stack,
         "input-required",
@@ -158,13 +158,15 @@ async def test_a2a_sdk_input_required_turn_is_answered_on_the_same_task_and_issu
         "ROLE_AGENT",
     ]
     issues = _issues_of(a2a_stack, task["id"])
-    assert len(issues) == 1 and None not in issues
+    assert len(issues) == 1
+    assert None not in issues
 
 
 async def test_a2a_sdk_cancel_closes_the_tasks_ticket(a2a_stack: Stack) -> None:
     """CancelTask on a working task: canceled, its ticket expired and its issue closed."""
     process = await _start(a2a_stack, "cancel")
-    assert process.stdout is not None and process.stdin is not None
+    assert process.stdout is not None
+    assert process.stdin is not None
     line = await asyncio.wait_for(process.stdout.readline(), 60)
     task_id = json.loads(line)["task_id"]
     steps, _ = a2a_stack.desk.store.list_steps(task_id, Page(1, 10))
@@ -176,7 +178,8 @@ async def test_a2a_sdk_cancel_closes_the_tasks_ticket(a2a_stack: Stack) -> None:
     assert report["first"]["state"] == "TASK_STATE_WORKING"
     assert report["task"]["state"] == "TASK_STATE_CANCELED"
     after = a2a_stack.desk.store.get_ticket(ticket.id)
-    assert after is not None and after.state.value == "expired"
+    assert after is not None
+    assert after.state.value == "expired"
     await a2a_stack.desk.followups.drain()
     issue = await a2a_stack.wait_for_issue(ticket.issue_number)
     assert issue.state == "closed"
