@@ -68,6 +68,10 @@ def _additional(incoming: Incoming) -> dict[str, Any] | None:
 async def start_message(request: web.Request, incoming: Incoming, *, wait: float) -> str:
     """Create a task for the message, or make it the next step of its task; return the id."""
     tasks, client = task_desk(request), request[CLIENT]
+    with task_errors(incoming.task_id):
+        # Checked before anything is stored: a refused file leaves no task behind.
+        for part in incoming.files:
+            tasks.check_upload(file_name=part.name, relative_path=None, size=len(part.data))
     if incoming.task_id is None:
         if incoming.context_id is not None:
             raise InvalidParamsError(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -89,13 +91,14 @@ class A2A:
 async def stack(
     github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
 ) -> AsyncIterator[Stack]:
-    """Yield a stack with two client keys whose blocking sends wait at most a second."""
+    """Yield a stack with two client keys, sends that wait a second at most, 1 KiB files."""
     running = await start_stack(
         github_sandbox,
         sandbox_config,
         tmp_path,
         api_keys=(CLIENT_KEY, OTHER_KEY),
         step_wait=1.0,
+        max_artifact_bytes=1024,
     )
     try:
         yield running
@@ -354,3 +357,41 @@ async def test_subscribe_streams_the_task_until_its_answer_completes_it(a2a: A2A
     assert list(events[0]) == ["artifactUpdate"]
     assert events[0]["artifactUpdate"]["artifact"]["parts"][0]["text"] == "Done."
     assert events[-1]["statusUpdate"]["status"]["state"] == "TASK_STATE_COMPLETED"
+
+
+async def test_file_part_is_kept_with_its_digest_and_listed_on_the_issue(a2a: A2A) -> None:
+    """A raw file part is stored like an upload: its sha256 shows on the task's issue."""
+    content = b"quarterly numbers\n\x00\xff"
+    parts = [
+        {"text": "Summarise the attached report."},
+        {"raw": base64.b64encode(content).decode(), "filename": "q3.txt"},
+    ]
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": parts}
+    response = await a2a.call(
+        "SendMessage", {"message": message, "configuration": {"returnImmediately": True}}
+    )
+    task_id = response["result"]["task"]["id"]
+    ticket = await wait_for_running_step(a2a.stack, task_id, a2a.step_ids(task_id)[-1])
+    issue = await a2a.stack.wait_for_issue(ticket.issue_number)
+    assert hashlib.sha256(content).hexdigest() in issue.body
+    assert "q3.txt" in issue.body
+
+
+async def test_oversized_file_part_is_invalid_params_and_creates_no_task(a2a: A2A) -> None:
+    """A file over TICKETPROXY_MAX_ARTIFACT_BYTES is -32602, and no task is left behind."""
+    too_big = base64.b64encode(b"x" * (a2a.stack.settings.max_artifact_bytes + 1)).decode()
+    parts = [{"text": "Read this."}, {"raw": too_big, "filename": "big.bin"}]
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": parts}
+    response = await a2a.call("SendMessage", {"message": message})
+    assert _error(response) == (-32602, "INVALID_PARAMS")
+    assert "TICKETPROXY_MAX_ARTIFACT_BYTES" in response["error"]["message"]
+    assert (await a2a.call("ListTasks", {}))["result"]["tasks"] == []
+
+
+async def test_file_part_whose_name_climbs_out_of_its_folder_is_invalid_params(a2a: A2A) -> None:
+    """A file named ``../../etc/passwd`` is refused (-32602) before anything is stored."""
+    parts = [{"text": "x"}, {"raw": base64.b64encode(b"x").decode(), "filename": "../../x"}]
+    message = {"messageId": "m1", "role": "ROLE_USER", "parts": parts}
+    response = await a2a.call("SendMessage", {"message": message})
+    assert _error(response) == (-32602, "INVALID_PARAMS")
+    assert (await a2a.call("ListTasks", {}))["result"]["tasks"] == []

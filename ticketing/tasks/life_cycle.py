@@ -292,17 +292,7 @@ class TaskDesk:
     ) -> StoredArtifact:
         """Store a file the client uploaded to its task, after checking its size and path."""
         self.task(client, task_id)
-        if len(data) > self.max_artifact_bytes:
-            raise ArtifactRefused(
-                f"The file is {len(data)} bytes, over this ticketproxy's limit of "
-                f"{self.max_artifact_bytes} bytes (TICKETPROXY_MAX_ARTIFACT_BYTES)."
-            )
-        for what, value in (("file name", file_name), ("relative_path", relative_path)):
-            if value is None or (what == "relative_path" and value == ""):
-                continue
-            problem = path_problem(value.rstrip("/") if what == "relative_path" else value)
-            if problem is not None or (what == "file name" and "/" in value):
-                raise ArtifactRefused(f"The {what} is refused: {problem or 'it holds a /.'}")
+        self.check_upload(file_name=file_name, relative_path=relative_path, size=len(data))
         artifact = StoredArtifact(
             artifact_id=str(uuid.uuid4()),
             task_id=task_id,
@@ -316,6 +306,20 @@ class TaskDesk:
         )
         self._store.add_artifact(artifact, data)
         return artifact
+
+    def check_upload(self, *, file_name: str, relative_path: str | None, size: int) -> None:
+        """Raise ArtifactRefused for a file too large, or a path that would leave its folder."""
+        if size > self.max_artifact_bytes:
+            raise ArtifactRefused(
+                f"The file is {size} bytes, over this ticketproxy's limit of "
+                f"{self.max_artifact_bytes} bytes (TICKETPROXY_MAX_ARTIFACT_BYTES)."
+            )
+        for what, value in (("file name", file_name), ("relative_path", relative_path)):
+            if value is None or (what == "relative_path" and value == ""):
+                continue
+            problem = path_problem(value.rstrip("/") if what == "relative_path" else value)
+            if problem is not None or (what == "file name" and "/" in value):
+                raise ArtifactRefused(f"The {what} is refused: {problem or 'it holds a /.'}")
 
     def artifacts(
         self, client: str, task_id: str, page: Page | None = None, *, step_id: str | None = None
