@@ -37,6 +37,8 @@ from .wire import (
     A2AError,
     Call,
     MethodNotFoundError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
     call_id_of,
     check_version,
     error_json,
@@ -191,9 +193,29 @@ async def list_tasks(request: web.Request, call: Call) -> dict[str, Any]:
     }
 
 
+async def no_push_notifications(request: web.Request, call: Call) -> dict[str, Any]:
+    """The push notification config methods: the card offers none (§3.3.4)."""
+    raise PushNotificationNotSupportedError(
+        "This agent sends no push notifications (its card says pushNotifications: false): "
+        "follow a task with SubscribeToTask or GetTask."
+    )
+
+
+async def no_extended_card(request: web.Request, call: Call) -> dict[str, Any]:
+    """``GetExtendedAgentCard``: the card offers none (§3.3.4)."""
+    raise UnsupportedOperationError(
+        "This agent has no extended card: the public one at /.well-known/agent-card.json is all."
+    )
+
+
 METHODS: dict[str, Method] = {
     "SendMessage": send_message,
     "GetTask": get_task,
     "ListTasks": list_tasks,
     "CancelTask": cancel_task,
+    "CreateTaskPushNotificationConfig": no_push_notifications,
+    "GetTaskPushNotificationConfig": no_push_notifications,
+    "ListTaskPushNotificationConfigs": no_push_notifications,
+    "DeleteTaskPushNotificationConfig": no_push_notifications,
+    "GetExtendedAgentCard": no_extended_card,
 }

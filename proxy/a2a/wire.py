@@ -17,6 +17,7 @@ The error tree::
      ├── InvalidParamsError        -32602
      ├── TaskNotFoundError         -32001  also another client key's task
      ├── TaskNotCancelableError    -32002  the task already ended
+     ├── PushNotificationNotSupportedError -32003  the card offers no push notifications
      ├── UnsupportedOperationError -32004  e.g. a message to a task in a terminal state
      ├── ContentTypeNotSupportedError -32005
      └── VersionNotSupportedError  -32009
@@ -43,6 +44,7 @@ __all__ = [
     "JSONParseError",
     "ListQuery",
     "MethodNotFoundError",
+    "PushNotificationNotSupportedError",
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "UnsupportedOperationError",
@@ -107,6 +109,12 @@ class TaskNotCancelableError(A2AError):
     """The task already reached a terminal state."""
 
     code, reason = -32002, "TASK_NOT_CANCELABLE"
+
+
+class PushNotificationNotSupportedError(A2AError):
+    """Push notification configs were asked for; the card says they are not offered."""
+
+    code, reason = -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"
 
 
 class UnsupportedOperationError(A2AError):

@@ -395,3 +395,24 @@ async def test_file_part_whose_name_climbs_out_of_its_folder_is_invalid_params(a
     response = await a2a.call("SendMessage", {"message": message})
     assert _error(response) == (-32602, "INVALID_PARAMS")
     assert (await a2a.call("ListTasks", {}))["result"]["tasks"] == []
+
+
+@pytest.mark.parametrize(
+    "method",
+    [
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    ],
+)
+async def test_push_notification_config_is_not_supported(a2a: A2A, method: str) -> None:
+    """The card offers no push notifications, so their configs are -32003 (spec §3.3.4)."""
+    response = await a2a.call(method, {"taskId": "t1"})
+    assert _error(response) == (-32003, "PUSH_NOTIFICATION_NOT_SUPPORTED")
+
+
+async def test_extended_card_is_an_unsupported_operation(a2a: A2A) -> None:
+    """The card declares no extended card: asking for one is -32004 (spec §3.3.4)."""
+    response = await a2a.call("GetExtendedAgentCard", {})
+    assert _error(response) == (-32004, "UNSUPPORTED_OPERATION")
