@@ -20,6 +20,7 @@ from ticketing.desk import Desk, DeskSettings
 from ticketing.errors import GitHubError, TicketingError
 from ticketing.github.client import GitHubClient
 
+from .a2a.routes import install_a2a
 from .agent_protocol.routes import install_agent_protocol
 from .completion_flow import cancel_openings, install_front
 from .desk_factories import (
@@ -159,6 +160,7 @@ def create_app(
     # Under /v1/messages, so the middleware gives it the same envelope and key reading.
     app.router.add_post("/v1/messages/count_tokens", count_tokens)
     install_agent_protocol(app, clock=clock)
+    install_a2a(app)
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,

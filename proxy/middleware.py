@@ -38,9 +38,10 @@ _ids = random.Random()  # noqa: S311 (request ids are not secrets)
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
-# Routes that speak to agents and need a client key: OpenAI's, the Agent Protocol's, and
-# every front's routes (the unversioned aliases among them, such as /chat/completions).
-_API_PREFIXES = ("/v1/", "/models", "/ap/")
+# Routes that speak to agents and need a client key: OpenAI's, the Agent Protocol's, A2A's
+# (its card, at /.well-known, is public), and every front's routes (the unversioned aliases
+# among them, such as /chat/completions).
+_API_PREFIXES = ("/v1/", "/models", "/ap/", "/a2a")
 # Seconds a client told "stopping" waits before retrying: about a restart's length.
 STOPPING_RETRY_AFTER = 5
 

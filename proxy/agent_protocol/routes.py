@@ -39,7 +39,7 @@ from .wire import (
     task_json,
 )
 
-__all__ = ["AGENT_PROTOCOL_PREFIX", "install_agent_protocol"]
+__all__ = ["AGENT_PROTOCOL_PREFIX", "install_agent_protocol", "public_origin", "task_desk"]
 
 AGENT_PROTOCOL_PREFIX = "/ap/v1/agent"
 _TASKS = AGENT_PROTOCOL_PREFIX + "/tasks"
@@ -85,12 +85,18 @@ def install_agent_protocol(app: web.Application, *, clock: Clock = utc_now) -> N
     app.router.add_get("/desk/api/artifacts/{task_id}/{artifact_id}", editor_download)
 
 
-def _tasks(request: web.Request) -> TaskDesk:
+def public_origin(request: web.Request) -> str:
+    """Return this server's origin as clients reach it: TICKETPROXY_DESK_URL's, or the Host's."""
+    settings = request.app[SETTINGS]
+    origin = (settings.desk_url or str(request.url.origin()) + "/").split("/desk/")[0]
+    return origin.rstrip("/")
+
+
+def task_desk(request: web.Request) -> TaskDesk:
     """Return the task life cycle over the running desk, with this server's limits."""
     desk = request.app[DESK]
     settings = request.app[SETTINGS]
-    origin = (settings.desk_url or str(request.url.origin()) + "/").split("/desk/")[0]
-    base = origin.rstrip("/") + "/desk/api/artifacts/"
+    base = public_origin(request) + "/desk/api/artifacts/"
     return TaskDesk(
         desk=desk,
         store=desk.store,
@@ -122,14 +128,14 @@ async def _input_body(request: web.Request) -> tuple[str | None, dict[str, Any] 
 async def create_task(request: web.Request) -> web.Response:
     """``POST /tasks``: store a task; its issue opens with the first step."""
     text, extra = await _input_body(request)
-    task = _tasks(request).create_task(request[CLIENT], text, extra)
+    task = task_desk(request).create_task(request[CLIENT], text, extra)
     return web.json_response(task_json(task, []))
 
 
 async def list_tasks(request: web.Request) -> web.Response:
     """``GET /tasks``: this client key's tasks, paginated."""
     page = page_from_query(request.query)
-    tasks = _tasks(request)
+    tasks = task_desk(request)
     found, total = tasks.tasks(request[CLIENT], page)
     items = [task_json(task, tasks.artifacts(task.client, task.task_id)[0]) for task in found]
     return web.json_response(paginated("tasks", items, total, page))
@@ -137,7 +143,7 @@ async def list_tasks(request: web.Request) -> web.Response:
 
 async def get_task(request: web.Request) -> web.Response:
     """``GET /tasks/{task_id}``: one task with its artifacts."""
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         task = tasks.task(client, task_id)
         artifacts, _ = tasks.artifacts(client, task_id)
@@ -152,7 +158,7 @@ async def get_task(request: web.Request) -> web.Response:
 async def execute_step(request: web.Request) -> web.Response:
     """``POST /tasks/{task_id}/steps``: the next step (body optional), or the running one."""
     text, extra = await _input_body(request)
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         step = await tasks.post_step(
             client,
@@ -173,7 +179,7 @@ async def execute_step(request: web.Request) -> web.Response:
 async def list_steps(request: web.Request) -> web.Response:
     """``GET /tasks/{task_id}/steps``: the task's steps, paginated, each up to date."""
     page = page_from_query(request.query)
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         steps, total = tasks.steps(client, task_id, page)
     except TaskNotFound as exc:
@@ -186,7 +192,7 @@ async def list_steps(request: web.Request) -> web.Response:
 
 async def get_step(request: web.Request) -> web.Response:
     """``GET /tasks/{task_id}/steps/{step_id}``: ``completed`` once the signed answer landed."""
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         step = tasks.refresh(tasks.step(client, task_id, request.match_info["step_id"]))
     except TaskNotFound as exc:
@@ -200,7 +206,7 @@ async def get_step(request: web.Request) -> web.Response:
 
 async def upload_artifact(request: web.Request) -> web.Response:
     """``POST /tasks/{task_id}/artifacts``: multipart ``file`` and ``relative_path``."""
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         tasks.task(client, task_id)
     except TaskNotFound as exc:
@@ -270,7 +276,7 @@ async def _read_capped(part: BodyPartReader, limit: int) -> bytes:
 async def list_artifacts(request: web.Request) -> web.Response:
     """``GET /tasks/{task_id}/artifacts``: uploaded and agent-created files, paginated."""
     page = page_from_query(request.query)
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         artifacts, total = tasks.artifacts(client, task_id, page)
     except TaskNotFound as exc:
@@ -282,7 +288,7 @@ async def list_artifacts(request: web.Request) -> web.Response:
 
 async def download_artifact(request: web.Request) -> web.Response:
     """``GET /tasks/{task_id}/artifacts/{artifact_id}``: the file's bytes, as uploaded."""
-    tasks, client, task_id = _tasks(request), request[CLIENT], request.match_info["task_id"]
+    tasks, client, task_id = task_desk(request), request[CLIENT], request.match_info["task_id"]
     try:
         artifact, content = tasks.download(client, task_id, request.match_info["artifact_id"])
     except TaskNotFound as exc:
@@ -296,7 +302,7 @@ async def editor_download(request: web.Request) -> web.StreamResponse:
     if reason is not None:
         return web.json_response({"error": reason}, status=403)
     try:
-        artifact, content = _tasks(request).file(
+        artifact, content = task_desk(request).file(
             request.match_info["task_id"], request.match_info["artifact_id"]
         )
     except TaskNotFound as exc:

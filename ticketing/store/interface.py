@@ -33,7 +33,7 @@ from ticketing.store.model import (
     ThreadStart,
     Ticket,
 )
-from ticketing.store.task_records import Page, StoredArtifact, StoredStep, StoredTask
+from ticketing.store.task_records import Page, StepEnding, StoredArtifact, StoredStep, StoredTask
 
 
 @runtime_checkable
@@ -329,9 +329,15 @@ class TaskStore(Protocol):
         *,
         output: str,
         is_last: bool,
+        ending: StepEnding,
+        ended_at: datetime,
         files: Sequence[tuple[StoredArtifact, bytes]] = (),
     ) -> bool:
-        """Record a step's output and the files its answer created, once; False if done."""
+        """Record how a step ended, its output and its answer's files, once; False if done."""
+        ...
+
+    def cancel_task(self, task_id: str, *, now: datetime) -> bool:
+        """Record that the task's client canceled it, once; False if it already was."""
         ...
 
     def get_step(self, task_id: str, step_id: str) -> StoredStep | None:

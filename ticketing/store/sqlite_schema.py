@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -198,6 +198,13 @@ _MIGRATIONS: dict[int, str] = {
         created_at        REAL NOT NULL
     );
     CREATE INDEX task_artifacts_by_task ON task_artifacts (task_id, created_at);
+    """,
+    # How a task's step ended (an answer, an expiry, a cancel) and when, and when its client
+    # canceled the task: A2A's failed and canceled states, and its status timestamps.
+    10: """
+    ALTER TABLE task_steps ADD COLUMN ending TEXT;
+    ALTER TABLE task_steps ADD COLUMN ended_at REAL;
+    ALTER TABLE tasks ADD COLUMN canceled_at REAL;
     """,
 }
 

@@ -2,18 +2,31 @@
 
 A task is private to the client key that created it: every lookup by task id names the
 client too, so another key's task is simply not found. A task has at most one unfinished
-step, and none once a step ended it (``is_last``): :meth:`SQLiteTasks.open_step` checks both
-in the transaction that inserts.
+step, and none once a step ended it (``is_last``) or its client canceled it:
+:meth:`SQLiteTasks.open_step` checks all three in the transaction that inserts.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from datetime import datetime
 
 from ticketing.store.model import record_from_row
-from ticketing.store.sqlite_database import SQLiteDatabase, from_timestamp, to_timestamp
-from ticketing.store.task_records import Page, StepStatus, StoredArtifact, StoredStep, StoredTask
+from ticketing.store.sqlite_database import (
+    SQLiteDatabase,
+    from_optional_timestamp,
+    from_timestamp,
+    to_timestamp,
+)
+from ticketing.store.task_records import (
+    Page,
+    StepEnding,
+    StepStatus,
+    StoredArtifact,
+    StoredStep,
+    StoredTask,
+)
 
 _ARTIFACT_COLUMNS = (
     "artifact_id, task_id, step_id, agent_created, file_name, relative_path, size, sha256,"
@@ -22,12 +35,20 @@ _ARTIFACT_COLUMNS = (
 
 
 def _task(row: sqlite3.Row) -> StoredTask:
-    return record_from_row(StoredTask, row, created_at=from_timestamp)
+    return record_from_row(
+        StoredTask, row, created_at=from_timestamp, canceled_at=from_optional_timestamp
+    )
 
 
 def _step(row: sqlite3.Row) -> StoredStep:
     return record_from_row(
-        StoredStep, row, status=StepStatus, is_last=bool, created_at=from_timestamp
+        StoredStep,
+        row,
+        status=StepStatus,
+        is_last=bool,
+        created_at=from_timestamp,
+        ending=lambda value: None if value is None else StepEnding(value),
+        ended_at=from_optional_timestamp,
     )
 
 
@@ -73,9 +94,15 @@ class SQLiteTasks(SQLiteDatabase):
         """Store ``step`` as the task's next one, or return the step it already has.
 
         Return the task's unfinished step if it has one (a repeated POST), None if a step
-        already ended the task, else ``step`` stored with the next ``seq``.
+        already ended the task or its client canceled it, else ``step`` stored with the next
+        ``seq``.
         """
         with self._transaction() as db:
+            canceled = db.execute(
+                "SELECT canceled_at FROM tasks WHERE task_id = ?", (step.task_id,)
+            ).fetchone()
+            if canceled is not None and canceled[0] is not None:
+                return None
             row = db.execute(
                 "SELECT * FROM task_steps WHERE task_id = ? AND (status != ? OR is_last = 1)"
                 " ORDER BY seq DESC LIMIT 1",
@@ -124,20 +151,39 @@ class SQLiteTasks(SQLiteDatabase):
         *,
         output: str,
         is_last: bool,
+        ending: StepEnding,
+        ended_at: datetime,
         files: Sequence[tuple[StoredArtifact, bytes]] = (),
     ) -> bool:
-        """Record a step's output and the files its answer created, once; False if done."""
+        """Record how a step ended, its output and its answer's files, once; False if done."""
         with self._transaction() as db:
             cursor = db.execute(
-                "UPDATE task_steps SET status = ?, output = ?, is_last = ?"
-                " WHERE step_id = ? AND status != ?",
-                (StepStatus.COMPLETED, output, int(is_last), step_id, StepStatus.COMPLETED),
+                "UPDATE task_steps SET status = ?, output = ?, is_last = ?, ending = ?,"
+                " ended_at = ? WHERE step_id = ? AND status != ?",
+                (
+                    StepStatus.COMPLETED,
+                    output,
+                    int(is_last),
+                    ending,
+                    to_timestamp(ended_at),
+                    step_id,
+                    StepStatus.COMPLETED,
+                ),
             )
             if cursor.rowcount != 1:
                 return False
             for artifact, content in files:
                 self._insert_artifact(db, artifact, content)
         return True
+
+    def cancel_task(self, task_id: str, *, now: datetime) -> bool:
+        """Record that the task's client canceled it, once; False if it already was."""
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE tasks SET canceled_at = ? WHERE task_id = ? AND canceled_at IS NULL",
+                (to_timestamp(now), task_id),
+            )
+        return cursor.rowcount == 1
 
     def get_step(self, task_id: str, step_id: str) -> StoredStep | None:
         """Return the task's step with this id, or None."""

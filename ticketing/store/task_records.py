@@ -20,6 +20,14 @@ class StepStatus(StrEnum):
     COMPLETED = "completed"  # answered, or nobody answered in time
 
 
+class StepEnding(StrEnum):
+    """How a completed step ended: A2A tells a failed task from a completed one by it."""
+
+    ANSWER = "answer"  # a signed answer (a question back too)
+    EXPIRY = "expiry"  # nobody answered before the deadline
+    CANCEL = "cancel"  # the client canceled the task while people thought
+
+
 @dataclass(frozen=True)
 class StoredTask:
     """A task a client created: its input and the client key it belongs to."""
@@ -30,6 +38,8 @@ class StoredTask:
     # JSON text of the client's ``additional_input`` ("null" when none).
     additional_input: str
     created_at: datetime
+    # When the client canceled the task (A2A's CancelTask); None while it is not.
+    canceled_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,10 @@ class StoredStep:
     output: str | None
     is_last: bool
     created_at: datetime
+    # How and when it completed; None while it runs (and for steps completed before
+    # migration 10, which were answers or expiries that nobody told apart).
+    ending: StepEnding | None = None
+    ended_at: datetime | None = None
 
 
 @dataclass(frozen=True)

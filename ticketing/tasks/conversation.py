@@ -21,7 +21,7 @@ __all__ = ["TASK_MODEL", "TASK_SYSTEM_PROMPT", "ArtifactLink", "step_request"]
 
 TASK_MODEL = "agent-task"
 TASK_SYSTEM_PROMPT = (
-    "You are the agent of a task a client sent over the Agent Protocol. Each step is one"
+    "You are the agent of a task a client sent over the Agent Protocol or A2A. Each step is one"
     " exchange: read the task and the client's latest input, then answer. Your signed answer"
     " ends the task (its last step) unless you sign it with `ticketproxy answer --ask`, which"
     " makes it a question back: the client answers in its next step. To create a file, put"

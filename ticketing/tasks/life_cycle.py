@@ -10,7 +10,12 @@ Protocol-neutral: the Agent Protocol front (``proxy/agent_protocol``) is a thin 
 - an outcome completes the step once, durably: the answer's text (artifact blocks taken out)
   is the output, its blocks are the agent's files, and the signed ``ask`` claim says it is a
   question back (not last); an expiry completes it last, saying nobody answered;
-- :meth:`TaskDesk.refresh` brings a running step up to date without waiting (GET).
+- :meth:`TaskDesk.refresh` brings a running step up to date without waiting (GET);
+- :meth:`TaskDesk.cancel` ends a task its client gave up on: the running step's ticket
+  expires (its issue closes) and the task is recorded canceled, so no step follows.
+
+A completed step records how it ended (an answer, an expiry, a cancel): A2A tells a failed
+task from a completed one by it.
 
 Every record is in the store, so a restart in the middle of a step loses nothing: the step
 still names its ticket, which the desk resumes, and the next call completes it.
@@ -31,10 +36,17 @@ from ticketing.release.artifacts import path_problem, read_artifacts
 from ticketing.render.replies import render_expired_completion
 from ticketing.store.interface import TaskStore
 from ticketing.store.model import Ticket
-from ticketing.store.task_records import Page, StepStatus, StoredArtifact, StoredStep, StoredTask
+from ticketing.store.task_records import (
+    Page,
+    StepEnding,
+    StepStatus,
+    StoredArtifact,
+    StoredStep,
+    StoredTask,
+)
 from ticketing.tasks.conversation import ArtifactLink, step_request
 
-__all__ = ["ArtifactRefused", "TaskDesk", "TaskFinished", "TaskNotFound"]
+__all__ = ["ArtifactRefused", "TaskDesk", "TaskFinished", "TaskNotCancelable", "TaskNotFound"]
 
 
 class TaskNotFound(TicketingError):
@@ -45,12 +57,19 @@ class TaskFinished(TicketingError):
     """A step was posted to a task whose last step was already given."""
 
 
+class TaskNotCancelable(TicketingError):
+    """A cancel came for a task that already ended (its last step was given)."""
+
+
 class ArtifactRefused(TicketingError):
     """An uploaded file is too large or its path would leave the task's folder."""
 
 
 # (task id, artifact id) → the link an editor downloads an uploaded file from.
 LinkFor = Callable[[str, str], str]
+# Every step of a task: no task has nearly as many.
+_ALL_STEPS = Page(1, 1_000_000)
+CANCELED_OUTPUT = "The client canceled the task before anyone answered this step."
 
 
 class TaskDesk:
@@ -139,7 +158,7 @@ class TaskDesk:
             request = step_request(task, steps, links)
             ticket = await self._desk.submit(request, request_id=request_id, thread_name=task_id)
             step = self._store.start_step(step.step_id, ticket_id=ticket.id)
-        return await self._wait(step, wait)
+        return await self.wait(step, wait)
 
     def step(self, client: str, task_id: str, step_id: str) -> StoredStep:
         """Return the task's step, or raise TaskNotFound."""
@@ -166,7 +185,48 @@ class TaskDesk:
             outcome = self._desk.settled(ticket)
         return step if outcome is None else self._complete(step, outcome)
 
-    async def _wait(self, step: StoredStep, wait: float) -> StoredStep:
+    def history(self, client: str, task_id: str) -> list[StoredStep]:
+        """Return every step of this client's task in order, the newest brought up to date."""
+        self.task(client, task_id)
+        steps, _ = self._store.list_steps(task_id, _ALL_STEPS)
+        if steps:
+            steps[-1] = self.refresh(steps[-1])
+        return steps
+
+    def cancel(self, client: str, task_id: str) -> StoredTask:
+        """Cancel the task: expire its running step's ticket, and record it canceled.
+
+        Raises TaskNotCancelable once a last step was given (an answer or an expiry); a
+        repeated cancel returns the canceled task. An answer that lands first wins: if it
+        was final, the task is not cancelable; if it asked a question, the cancel goes on.
+        """
+        task = self.task(client, task_id)
+        steps = self.history(client, task_id)
+        step = steps[-1] if steps else None
+        if step is not None and step.status is not StepStatus.COMPLETED:
+            ticket = None if step.ticket_id is None else self._desk.store.get_ticket(step.ticket_id)
+            if ticket is not None and ticket.state.pending:
+                self._desk.expire(ticket)
+            outcome = None if ticket is None else self._desk.settled(ticket)
+            if outcome is not None and outcome.answer is not None:
+                step = self._complete(step, outcome)
+            else:
+                self._store.complete_step(
+                    step.step_id,
+                    output=CANCELED_OUTPUT,
+                    is_last=True,
+                    ending=StepEnding.CANCEL,
+                    ended_at=self._clock(),
+                )
+                step = self._store.get_step(task_id, step.step_id)
+        ended = step is not None and step.is_last and step.ending is not StepEnding.CANCEL
+        if task.canceled_at is None and ended:
+            raise TaskNotCancelable(f"Task {task_id!r} has already ended: its last step was given.")
+        self._store.cancel_task(task_id, now=self._clock())
+        return self.task(client, task_id)
+
+    async def wait(self, step: StoredStep, wait: float) -> StoredStep:
+        """Return the step once its ticket has an outcome, or as it is after ``wait`` s."""
         ticket = self._ticket_of(step)
         if ticket is None:
             return step
@@ -187,6 +247,7 @@ class TaskDesk:
         """Record how the step ended, once, and tell the desk its answer was delivered."""
         release = outcome.release
         files: list[tuple[StoredArtifact, bytes]] = []
+        ending = StepEnding.EXPIRY if release is None else StepEnding.ANSWER
         if release is None:
             ticket = outcome.ticket
             output = render_expired_completion(
@@ -210,7 +271,14 @@ class TaskDesk:
                     created_at=now,
                 )
                 files.append((artifact, made.content))
-        self._store.complete_step(step.step_id, output=output, is_last=is_last, files=files)
+        self._store.complete_step(
+            step.step_id,
+            output=output,
+            is_last=is_last,
+            ending=ending,
+            ended_at=self._clock(),
+            files=files,
+        )
         if outcome.answer is not None:
             self._desk.delivered(outcome)
         done = self._store.get_step(step.task_id, step.step_id)
@@ -224,17 +292,7 @@ class TaskDesk:
     ) -> StoredArtifact:
         """Store a file the client uploaded to its task, after checking its size and path."""
         self.task(client, task_id)
-        if len(data) > self.max_artifact_bytes:
-            raise ArtifactRefused(
-                f"The file is {len(data)} bytes, over this ticketproxy's limit of "
-                f"{self.max_artifact_bytes} bytes (TICKETPROXY_MAX_ARTIFACT_BYTES)."
-            )
-        for what, value in (("file name", file_name), ("relative_path", relative_path)):
-            if value is None or (what == "relative_path" and value == ""):
-                continue
-            problem = path_problem(value.rstrip("/") if what == "relative_path" else value)
-            if problem is not None or (what == "file name" and "/" in value):
-                raise ArtifactRefused(f"The {what} is refused: {problem or 'it holds a /.'}")
+        self.check_upload(file_name=file_name, relative_path=relative_path, size=len(data))
         artifact = StoredArtifact(
             artifact_id=str(uuid.uuid4()),
             task_id=task_id,
@@ -248,6 +306,20 @@ class TaskDesk:
         )
         self._store.add_artifact(artifact, data)
         return artifact
+
+    def check_upload(self, *, file_name: str, relative_path: str | None, size: int) -> None:
+        """Raise ArtifactRefused for a file too large, or a path that would leave its folder."""
+        if size > self.max_artifact_bytes:
+            raise ArtifactRefused(
+                f"The file is {size} bytes, over this ticketproxy's limit of "
+                f"{self.max_artifact_bytes} bytes (TICKETPROXY_MAX_ARTIFACT_BYTES)."
+            )
+        for what, value in (("file name", file_name), ("relative_path", relative_path)):
+            if value is None or (what == "relative_path" and value == ""):
+                continue
+            problem = path_problem(value.rstrip("/") if what == "relative_path" else value)
+            if problem is not None or (what == "file name" and "/" in value):
+                raise ArtifactRefused(f"The {what} is refused: {problem or 'it holds a /.'}")
 
     def artifacts(
         self, client: str, task_id: str, page: Page | None = None, *, step_id: str | None = None
