@@ -13,12 +13,14 @@ from datetime import UTC, datetime
 
 from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
+from proxy.cli.audit_files import FileSource, check_files
 from proxy.cli.github_access import audit_comments, editor_errors
 from proxy.cli.rules import configured_api_url, parse_issue_url
 from proxy.cli.terminal import shown
 from proxy.cli.variables import PATH_VARIABLES, only
 from proxy.errors import ProxyError
 from proxy.settings import Settings
+from ticketing.audit.files import FileCheck, listed_files
 from ticketing.audit.issue import audit_steps
 from ticketing.audit.results import TicketAudit
 from ticketing.github.one_shot import IssueHistory, fetch_issue_once, fetch_tickets_once
@@ -48,15 +50,19 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         print(f"auditing {repo} on {api_url} ({where})", file=sys.stderr)
         with editor_errors(api_url, f"repository {repo}"):
             issues = fetch_tickets_once(api_url=api_url, token=token, repo=repo)
+    files = FileSource.from_args(args, env)
     mismatches = 0
     audited = 0
+    checks: list[FileCheck] = []
     for issue in issues:
+        comments = audit_comments(issue)
+        bot_login = args.bot or issue.author_login
         # One audit per step of an agent run, each under its own ticket reference.
         results = audit_steps(
             f"{repo}#{issue.number}",
-            audit_comments(issue),
+            comments,
             keyring_history=keyring,
-            bot_login=args.bot or issue.author_login,
+            bot_login=bot_login,
             policy=policy,
         )
         for result in results:
@@ -66,9 +72,47 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
                 print(json.dumps({**result.to_json(), "issue_url": issue.url}, ensure_ascii=False))
             else:
                 print(shown(_audit_text(result, issue)))
+        listed = listed_files(issue.body, comments, bot_login=bot_login)
+        if listed:
+            if not checks:
+                print(files.describe(), file=sys.stderr)
+            found = check_files(listed, files)
+            checks += found
+            _print_files(f"{repo}#{issue.number}", issue, found, as_json=args.json)
+    failed = sum(check.result == "mismatch" for check in checks)
     if not args.json:
-        print(f"{audited} ticket(s) audited, {mismatches} mismatch(es)")
-    return 1 if mismatches else 0
+        print(f"{audited} ticket(s) audited, {mismatches} mismatch(es)" + _files_summary(checks))
+    return 1 if mismatches or failed else 0
+
+
+def _print_files(
+    ref: str, issue: IssueHistory, found: Sequence[FileCheck], *, as_json: bool
+) -> None:
+    """Print an issue's uploaded files as the audit found them."""
+    if as_json:
+        line = {"issue": ref, "issue_url": issue.url, "files": [c.to_json() for c in found]}
+        print(json.dumps(line, ensure_ascii=False))
+    else:
+        print(
+            shown(
+                "\n".join(
+                    [f"{ref}: uploaded files ({issue.url})"] + [f"  {c.line()}" for c in found]
+                )
+            )
+        )
+
+
+def _files_summary(checks: Sequence[FileCheck]) -> str:
+    if not checks:
+        return ""
+    count = {
+        result: sum(c.result == result for c in checks)
+        for result in ("matches", "mismatch", "not checked")
+    }
+    return (
+        f"; {len(checks)} uploaded file(s): {count['matches']} match(es), "
+        f"{count['mismatch']} digest mismatch(es), {count['not checked']} not checked"
+    )
 
 
 def _audit_text(result: TicketAudit, issue: IssueHistory) -> str:
@@ -100,4 +144,9 @@ def _audit_text(result: TicketAudit, issue: IssueHistory) -> str:
         lines.append(f"  state {issue.state}, labels: {', '.join(issue.labels) or 'none'}")
     lines += [f"  problem: {problem}" for problem in result.problems]
     lines += [f"  note: {note}" for note in result.notes]
+    if result.created_files:
+        lines.append(
+            "  files the agent created, covered by the answer's signature: "
+            + ", ".join(result.created_files)
+        )
     return "\n".join(lines)

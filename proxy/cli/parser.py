@@ -126,6 +126,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="GitHub API URL (default: from the issue URL; with --repo, the GitHub serve uses:"
         " TICKETPROXY_GITHUB_API_URL, the embedded one without a GitHub token, else GitHub)",
     )
+    audit.add_argument(
+        "--proxy-url",
+        help="the ticketproxy uploaded files are fetched from; links to any other host are not"
+        " followed (default: TICKETPROXY_DESK_URL, else http://127.0.0.1:8080)",
+    )
+    audit.add_argument(
+        "--desk-token", help="the desk token for those downloads (default: $TICKETPROXY_DESK_TOKEN)"
+    )
+    audit.add_argument(
+        "--files",
+        type=Path,
+        metavar="DIR",
+        help="check uploaded files exported to DIR/TASK_ID/ARTIFACT_ID instead of fetching them",
+    )
     return parser
 
 

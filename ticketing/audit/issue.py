@@ -16,6 +16,7 @@ from auth.policy import ReviewPolicy
 from auth.verify import DEFAULT_LIMITS, VerifyLimits
 from ticketing.audit.answer import audit_ticket
 from ticketing.audit.comments import AuditComment, bot_records, claimed_ticket, record_ticket
+from ticketing.audit.files import created_files
 from ticketing.audit.results import TicketAudit
 from ticketing.render.replies import DELIVERED
 
@@ -46,6 +47,8 @@ def audit_issue(
     )
     if first is None:
         return audit
+    if audit.answer is not None:
+        audit = replace(audit, created_files=created_files(comments, audit.answer.comment_id))
     others = sorted(
         {(r.comment_id, r.digest) for r in delivered} - {(first.comment_id, first.digest)}
     )

@@ -59,6 +59,8 @@ class TicketAudit:
     rejection: SignedRecord | None = None
     required_approvals: int | None = None
     released_at: datetime | None = None
+    # Paths of the files the signed answer created: its signature covers their bytes.
+    created_files: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Return the audit as JSON-ready values, one object per ticket."""
@@ -72,6 +74,7 @@ class TicketAudit:
             "released_at": None if self.released_at is None else _iso(self.released_at),
             "problems": list(self.problems),
             "notes": list(self.notes),
+            "created_files": list(self.created_files),
         }
 
 
