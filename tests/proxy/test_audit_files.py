@@ -147,8 +147,11 @@ async def foreign_host() -> AsyncIterator[tuple[str, list[Any]]]:
     """Yield the origin of another server on 127.0.0.1 and the requests it received."""
     seen: list[Any] = []
 
-    async def record(request: web.Request) -> web.Response:
+    async def record(request: web.Request) -> web.StreamResponse:
         seen.append((request.path, dict(request.headers)))
+        if request.path.startswith("/desk/api/artifacts/"):
+            # As a configured ticketproxy gone wrong would: send the download elsewhere.
+            raise web.HTTPFound("/elsewhere")
         return web.Response(body=CONTENT)
 
     app = web.Application()
@@ -196,3 +199,33 @@ async def test_audit_does_not_follow_a_file_link_to_a_foreign_host(
         f"configured ticketproxy {origin(stack)}; not followed)"
     ) in out
     assert seen == []
+
+
+async def test_audit_does_not_follow_a_redirect_from_the_configured_ticketproxy(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    foreign_host: tuple[str, list[Any]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A redirect answering a file link is reported as not checked, and not followed."""
+    configured, seen = foreign_host
+    stack = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        tmp_path,
+        step_wait=0.5,
+        desk_url=configured + "/desk/",
+        allowed_hosts=("127.0.0.1",),
+    )
+    try:
+        async with aiohttp.ClientSession() as session:
+            url, _, _ = await answered_task_with_upload(AgentProtocol(stack, session))
+            capsys.readouterr()
+            assert await audit(stack, url, "--proxy-url", configured) == 0
+    finally:
+        await stop_stack(stack)
+    out = capsys.readouterr().out
+    assert "file in/report.txt: not checked (ticketproxy answered a redirect (302)" in out
+    assert [path for path, _ in seen if not path.startswith("/desk/")] == []
+    assert len(seen) == 1

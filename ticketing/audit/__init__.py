@@ -27,4 +27,5 @@ Modules::
     answer     re-verify the delivered answer and the judgements of it
     review     whether the release had the approvals the review policy requires
     results    the audit's verdict and the signed records behind it
+    files      a task issue's uploaded files: the listing, which links to follow, the digests
 """
