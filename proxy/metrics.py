@@ -39,7 +39,7 @@ from .handlers import DESK, TICKET_HEADER
 
 log = logging.getLogger(__name__)
 
-# Set on every completion that waited on a ticket (see proxy.completion_flow._answer).
+# Set on every completion that waited on a ticket (see proxy.completion_flow.answer_with).
 # People answer in seconds to hours: buckets from a second to a working day.
 WAIT_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, float("inf"))
 # Refusals the desk counts besides the verifier's reasons.
