@@ -26,8 +26,17 @@ Only for this benchmark, the sandbox's rate limits and the proxy's write throttl
 (``TICKETPROXY_WRITES_PER_MINUTE`` / ``_PER_HOUR``) are raised to a billion, as opening
 10,000 issues is far beyond GitHub's budget (80 a minute, 500 an hour).
 
-Target: the proxy's peak RSS stays at or below 300 MB (checked as 300 MiB) with N = 10,000
-waiting. Exits 1 otherwise, saying by how much it was missed.
+Target: the proxy's peak RSS stays at or below 300 MB with N = 10,000 waiting, read
+strictly: 300 × 10^6 bytes, which is 286.1 MiB (it was once checked as 300 MiB, 314.6 MB,
+which let a run of 308.7 MB pass). The peak is printed in both MiB and MB. Exits 1
+otherwise, saying by how much it was missed.
+
+What a waiting completion costs (a tracemalloc profile of the serve process, 2026-11-26):
+about 21 KiB of RSS each, most of it aiohttp's per-connection and per-request state (the
+parsed request with its headers, the protocol, the transport, the handler task, the
+response); what is ticketproxy's own is one middleware frame (:mod:`proxy.front_door`),
+one flow frame (:func:`proxy.completion_flow.answer_with`) and the heartbeat loop's
+(:func:`proxy.keepalive.send_after_wait`), holding only what the answer is rendered from.
 Run: ``python -m bench.concurrent_waits`` (``--count`` to change N).
 """
 
@@ -60,7 +69,9 @@ from ticketing.store.sqlite import SQLiteTicketStore
 
 COUNT = 10_000
 MODEL = "gpt-4o"
-TARGET_RSS_MB = 300.0
+# 300 MB, decimal: the target as written, not 300 MiB.
+TARGET_RSS_BYTES = 300 * 10**6
+MIB, MB = 2**20, 10**6
 UNLIMITED = 10**9
 # How long to watch the proxy with every completion waiting (heartbeats and polls run).
 STEADY_SECONDS = 20.0
@@ -203,7 +214,8 @@ def report(result: Result, limits: tuple[int, int]) -> list[str]:
             f"proxy RSS after {r.steady_seconds:.0f} s of waiting (MiB)",
             f"{r.after_steady.rss_mb:.1f}",
         ),
-        ("proxy peak RSS, VmHWM (MiB)", f"{r.after_steady.peak_rss_mb:.1f}"),
+        ("proxy peak RSS, VmHWM (MiB)", f"{r.after_steady.peak_rss / MIB:.1f}"),
+        ("proxy peak RSS, VmHWM (MB, 10^6 bytes)", f"{r.after_steady.peak_rss / MB:.1f}"),
         ("RSS per waiting completion (KiB)", f"{r.kib_per_waiting:.1f}"),
         ("proxy CPU to take all the requests (s)", f"{r.ramp_cpu:.1f}"),
         ("proxy CPU while all wait (% of one core)", f"{r.steady_cpu_percent:.1f}"),
@@ -333,16 +345,21 @@ async def run(
     problems: list[str] = []
     if result.pending_reported != count:
         problems.append(f"/metrics reports {result.pending_reported:.0f} pending, not {count}")
-    peak = result.after_steady.peak_rss_mb
-    if peak > TARGET_RSS_MB:
+    peak = result.after_steady.peak_rss
+    both = f"{peak / MB:.1f} MB ({peak / MIB:.1f} MiB)"
+    target = f"{TARGET_RSS_BYTES / MB:.0f} MB ({TARGET_RSS_BYTES / MIB:.1f} MiB)"
+    if peak > TARGET_RSS_BYTES:
         problems.append(
-            f"peak RSS {peak:.1f} MiB is above the {TARGET_RSS_MB:.0f} MiB target by "
-            f"{peak - TARGET_RSS_MB:.1f} MiB ({100 * (peak / TARGET_RSS_MB - 1):.0f}%)"
+            f"peak RSS {both} is above the {target} target by "
+            f"{(peak - TARGET_RSS_BYTES) / MB:.1f} MB ({100 * (peak / TARGET_RSS_BYTES - 1):.0f}%)"
         )
     for problem in problems:
         print(f"FAIL: {problem}", file=sys.stderr)
     if not problems:
-        print(f"OK: peak RSS {peak:.1f} MiB <= {TARGET_RSS_MB:.0f} MB with {count:,} waiting")
+        print(
+            f"OK: peak RSS {both} <= {target} with {count:,} waiting "
+            f"({(TARGET_RSS_BYTES - peak) / MB:.1f} MB to spare)"
+        )
     return 1 if problems else 0
 
 

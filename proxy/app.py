@@ -33,13 +33,14 @@ from .desk_factories import (
 )
 from .desk_page import DeskPageSettings, install_desk_page
 from .drafts import drafter_context
+from .front_door import front_door
 from .handlers import DESK, OPENING, ROUTES, SETTINGS, Openings, get_model, list_models
 from .health import healthz, readyz
 from .messages_front import MESSAGES_FRONT, count_tokens
 from .metrics import install_metrics
-from .middleware import client_keys, openai_errors, request_ids
+from .middleware import ClientKeys
 from .openai_fronts import CHAT_FRONT, LEGACY_FRONT
-from .origin_checks import origin_checks
+from .origin_checks import OriginPolicy
 from .responses_front import RESPONSES_FRONT
 from .routing import RouteTable, load_routes
 from .settings import Settings
@@ -73,14 +74,6 @@ def create_app(
     settings say, and Redis if ``settings.redis_url`` is set.
     """
     app = web.Application(
-        # Host, Origin and content type before the client key: a page a browser was tricked
-        # into sending is refused whatever it carries.
-        middlewares=[
-            request_ids,
-            openai_errors,
-            origin_checks(settings),
-            client_keys(settings.api_keys),
-        ],
         client_max_size=settings.max_body_bytes,
         # aiohttp closes a connection still waiting for a whole request (headers included)
         # when its keep-alive deadline passes, and data arriving does not move it: so a
@@ -168,7 +161,15 @@ def create_app(
         clock=clock,
     )
     app.router.add_get("/readyz", readyz)
-    install_metrics(app, token=settings.metrics_token)
+    metrics = install_metrics(app, token=settings.metrics_token)
+    # The one middleware (see proxy/front_door.py): Host, Origin and content type before the
+    # client key, so a page a browser was tricked into sending is refused whatever it
+    # carries; errors in the route's front's envelope; ticket-backed answers timed.
+    app.middlewares.append(
+        front_door(
+            OriginPolicy.from_settings(settings), ClientKeys(settings.api_keys), metrics=metrics
+        )
+    )
     app.router.add_post(WEBHOOK_PATH, github_webhook)
     return app
 

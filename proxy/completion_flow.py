@@ -225,62 +225,6 @@ def _keep_for_retries(
     app[RETRIES].remember(retry, answer)
 
 
-async def _answer(
-    request: web.Request,
-    chat: ChatRequest,
-    front: Front[Any],
-    parsed: Parsed[Any],
-    *,
-    retry: RetryKey,
-) -> web.StreamResponse:
-    """Open or re-attach to the ticket, keep the client's line open, then send the answer.
-
-    Once delivered, the answer is kept for the retries ``retry`` names (see answer_with).
-    """
-    settings = request.app[SETTINGS]
-    desk = request.app[DESK]
-    request_id = request[REQUEST_ID]
-    ticket = await _submit(request, desk, chat, request_id=request_id, continues=parsed.continues)
-    if front.memory is not None:
-        front.memory.keep(request, ticket, parsed)
-    terms, stream = parsed.terms, parsed.stream
-    start_draft(request.app, ticket, chat)
-    # Held no longer: the store has the request, and a wait may last hours.
-    key = chat.key
-    del chat, parsed
-    created = int(ticket.created_at.timestamp())
-    headers = {"x-request-id": request_id, **_answer_headers(desk, ticket, stream=stream)}
-    settled = desk.settled(ticket)
-    if settled is not None:
-        # A retry of an answered request.
-        body = _settled_body(front, settled, ticket, terms, stream=stream)
-        content_type = _content_type(front, stream=stream)
-        immediate = _settled_response(request_id, body, headers, content_type=content_type)
-        desk.delivered(settled)
-        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
-        return immediate
-    # A future, not a task: the desk settles it, so a wait costs no task of its own.
-    outcome = desk.watch(ticket)
-    framing = front.stream_framing if stream else front.json_framing
-    render = front.render_stream if stream else front.render_json
-    preamble = b""
-    if stream and front.preamble is not None:
-        preamble = front.preamble(ticket, terms, created)
-    response, delivered = await send_after_wait(
-        request,
-        outcome,
-        render=lambda outcome: render(outcome, terms, created),
-        interval=heartbeat_interval(request.headers, default=settings.heartbeat_interval),
-        headers=headers,
-        framing=framing,
-        preamble=preamble,
-    )
-    if delivered:
-        desk.delivered(outcome.result())
-        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
-    return response
-
-
 async def read_request(request: web.Request) -> bytes:
     """Read a completion request's body under TICKETPROXY_MAX_BODY_BYTES, in time."""
     settings = request.app[SETTINGS]
@@ -317,11 +261,13 @@ async def _forward(
     )
 
 
-async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResponse:
-    """Refuse, route or ticket a request in ``front``'s dialect, then answer it in that dialect.
+async def _take(
+    request: web.Request, front: Front[Any]
+) -> web.StreamResponse | tuple[ChatRequest, Parsed[Any], RetryKey]:
+    """Refuse, answer a kept retry, forward upstream, or parse: all before any ticket.
 
-    A retry of a delivered answer is answered from the rendered bytes kept for it, before
-    the body is parsed; the front's name is part of their key, as it renders them.
+    Return the response when one is due now, else the ticket's request, the front's parse
+    and the key its retries are kept by. Its frame ends here, before the wait begins.
     """
     # Everything that can be refused is refused here, before the 200 goes out.
     if front.check_headers is not None:
@@ -344,20 +290,88 @@ async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResp
     else:
         parsed = front.memory.parse(request, body, routed)
     # The ticket names the canonical model; the answer echoes the id the client asked for.
-    chat = replace(parsed.chat, model=routed.canonical)
-    # Held no longer: a waiting request keeps only what its answer needs (prompts are big).
-    del body
-    answer = _answer(request, chat, front, parsed, retry=retry)
-    del chat, parsed  # _answer drops them once the ticket is open, so no frame here keeps them
-    return await answer
+    return replace(parsed.chat, model=routed.canonical), parsed, retry
+
+
+async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResponse:
+    """Refuse, route or ticket a request in ``front``'s dialect, then answer it in that dialect.
+
+    A retry of a delivered answer is answered from the rendered bytes kept for it, before
+    the body is parsed; the front's name is part of their key, as it renders them. Once
+    delivered, the answer is kept for the retries of this request.
+
+    One coroutine from the ticket to the answer, holding only what the answer needs: ten
+    thousand of these may wait at once, and every frame and object held costs per wait.
+    """
+    taken = await _take(request, front)
+    if isinstance(taken, web.StreamResponse):
+        return taken
+    chat, parsed, retry = taken
+    del taken
+    desk = request.app[DESK]
+    request_id = request[REQUEST_ID]
+    ticket = await _submit(request, desk, chat, request_id=request_id, continues=parsed.continues)
+    if front.memory is not None:
+        front.memory.keep(request, ticket, parsed)
+    terms, stream = parsed.terms, parsed.stream
+    start_draft(request.app, ticket, chat)
+    # Held no longer: the store has the request, and a wait may last hours.
+    key = chat.key
+    del chat, parsed
+    created = int(ticket.created_at.timestamp())
+    settled = desk.settled(ticket)
+    if settled is not None:
+        # A retry of an answered request.
+        immediate = _settled_response(
+            request_id,
+            _settled_body(front, settled, ticket, terms, stream=stream),
+            {"x-request-id": request_id, **_answer_headers(desk, ticket, stream=stream)},
+            content_type=_content_type(front, stream=stream),
+        )
+        desk.delivered(settled)
+        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
+        return immediate
+    # A future, not a task: the desk settles it, so a wait costs no task of its own.
+    outcome = desk.watch(ticket)
+    # Built in the call, so that only the response keeps them: the headers (as its own
+    # copy), the preamble (until it is sent). The ticket is not kept either: the outcome
+    # carries it.
+    waiting = send_after_wait(
+        request,
+        outcome,
+        render=partial(
+            _render, front.render_stream if stream else front.render_json, terms, created
+        ),
+        interval=heartbeat_interval(
+            request.headers, default=request.app[SETTINGS].heartbeat_interval
+        ),
+        headers={"x-request-id": request_id, **_answer_headers(desk, ticket, stream=stream)},
+        framing=front.stream_framing if stream else front.json_framing,
+        preamble=(
+            front.preamble(ticket, terms, created) if stream and front.preamble is not None else b""
+        ),
+    )
+    del ticket
+    response, delivered = await waiting
+    if delivered:
+        desk.delivered(outcome.result())
+        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
+    return response
+
+
+def _render(
+    render: Callable[[Outcome, Any, int], bytes], terms: Any, created: int, outcome: Outcome
+) -> bytes:
+    """Render ``outcome`` with the front's terms (a partial of this holds less than a closure)."""
+    return render(outcome, terms, created)
 
 
 def handler_for(front: Front[Any]) -> Callable[[web.Request], Awaitable[web.StreamResponse]]:
-    """Return the route handler that answers ``front``'s requests."""
+    """Return the route handler that answers ``front``'s requests.
 
-    async def handle(request: web.Request) -> web.StreamResponse:
-        return await answer_with(request, front)
-
+    A partial, not a closure: a closure's coroutine would be one more frame per wait.
+    """
+    handle = partial(answer_with, front=front)
     handle.__doc__ = f"Answer a {front.name} request with a ticket's verified answer."
     return handle
 

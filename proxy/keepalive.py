@@ -92,11 +92,14 @@ async def send_after_wait(
         status=200, headers={**headers, "Content-Type": framing.content_type}
     )
     request_id = headers.get("x-request-id")
+    # Held no longer: the response has its own copy, and a wait may last hours.
+    del headers
     loop = asyncio.get_running_loop()
     try:
         await response.prepare(request)
         if preamble:
             await response.write(preamble)
+        del preamble
         while not body.done():
             # One future and one timer per round, not asyncio.wait's set, waiter, timer and
             # callbacks: thousands of responses wait at once, and each byte held is per wait.

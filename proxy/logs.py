@@ -3,9 +3,9 @@
 ``TICKETPROXY_LOG_FORMAT=json`` writes one JSON object per line with ``ts``, ``level``,
 ``logger``, ``message`` and, when the line was logged while serving a request,
 ``request_id`` (plus ``exc_info`` for a traceback). The id comes from a context variable
-that the ``request_ids`` middleware sets, so every line logged by a handler, or by a task it
-starts, carries the id without each call having to pass it. Either way, credentials in URLs
-are redacted from every line (:func:`proxy.access_log.redact_credentials`).
+that the app's one middleware (:mod:`proxy.front_door`) sets, so every line logged by a
+handler, or by a task it starts, carries the id without each call having to pass it. Either
+way, credentials in URLs are redacted from every line (:func:`proxy.access_log.redact_credentials`).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from proxy.settings import Settings
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 
-# The id of the request being served, if any; set by proxy.middleware.request_ids.
+# The id of the request being served, if any; set by proxy.front_door.
 current_request_id: ContextVar[str | None] = ContextVar("ticketproxy_request_id", default=None)
 
 

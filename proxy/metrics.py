@@ -14,7 +14,7 @@ Most figures are read from the desk when Prometheus scrapes, by :class:`DeskColl
 
 The one figure the proxy measures itself is ``ticketproxy_wait_seconds``, a histogram of
 the time from a completion request's arrival to its answer reaching the client, observed by
-:meth:`ProxyMetrics.middleware` around the handler.
+:meth:`ProxyMetrics.observe_wait` around the handler (in :mod:`proxy.front_door`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from .handlers import DESK, TICKET_HEADER
 
 log = logging.getLogger(__name__)
 
-# Set on every completion that waited on a ticket (see proxy.completion_flow._answer).
+# Set on every completion that waited on a ticket (see proxy.completion_flow.answer_with).
 # People answer in seconds to hours: buckets from a second to a working day.
 WAIT_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, float("inf"))
 # Refusals the desk counts besides the verifier's reasons.
@@ -145,16 +145,30 @@ class ProxyMetrics:
         )
         self._monotonic = monotonic
 
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Observe how long each ticket-backed completion took to reach its client."""
-        started = self._monotonic()
-        response = await handler(request)
+    def clock(self) -> float:
+        """Return the time a handler starts, for :meth:`observe_wait`."""
+        return self._monotonic()
+
+    def observe_wait(
+        self, request: web.Request, response: web.StreamResponse, started: float
+    ) -> None:
+        """Observe how long a ticket-backed completion took to reach its client, if it did."""
         transport = request.transport
         # A client that left mid-wait was not delivered anything: its retry will be.
         delivered = transport is not None and not transport.is_closing()
         if response.status == 200 and TICKET_HEADER in response.headers and delivered:
             self.wait_seconds.observe(self._monotonic() - started)
+
+    @web.middleware
+    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        """Observe how long each ticket-backed completion took to reach its client.
+
+        The app itself times in :mod:`proxy.front_door`'s one middleware instead; this one
+        serves an app without it.
+        """
+        started = self.clock()
+        response = await handler(request)
+        self.observe_wait(request, response, started)
         return response
 
     def render(self, accept: str) -> tuple[bytes, str]:
@@ -188,7 +202,7 @@ async def metrics_endpoint(request: web.Request) -> web.Response:
 
 
 def install_metrics(app: web.Application, *, token: str | None = None) -> ProxyMetrics:
-    """Give ``app`` its metrics: the registry, the wait-timing middleware and ``/metrics``.
+    """Give ``app`` its metrics: the registry and ``/metrics``; the front door times waits.
 
     With ``token``, ``/metrics`` asks for it as a bearer token (Prometheus'
     ``authorization`` setting sends it); without, it is open, as is usual on a private
@@ -197,7 +211,5 @@ def install_metrics(app: web.Application, *, token: str | None = None) -> ProxyM
     metrics = ProxyMetrics(desk=partial(app.get, DESK))
     app[METRICS] = metrics
     app[METRICS_TOKEN] = None if token is None else token.encode()
-    # Innermost, so it times the handler itself; errors raised past it are not waits.
-    app.middlewares.append(metrics.middleware)
     app.router.add_get("/metrics", metrics_endpoint)
     return metrics

@@ -1,5 +1,8 @@
 """Request ids, client API keys, and the one place errors become error envelopes.
 
+Plain functions, not middlewares: :mod:`proxy.front_door` runs them in its one middleware, so
+none of them keeps a coroutine frame alive while a completion waits.
+
 The envelope and where the client key is read from are the front's (:mod:`proxy.fronts`):
 OpenAI's ``{"error": {...}}`` and ``Authorization: Bearer`` unless the route's front says
 otherwise.
@@ -12,10 +15,8 @@ import hmac
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from aiohttp.typedefs import Middleware
 
 from ticketing.errors import DeskStopped, GitHubError, GitHubUnavailable
 
@@ -29,11 +30,9 @@ from .errors import (
     Unauthorized,
 )
 from .fronts import FRONTS, ErrorEnvelope, bearer_key, envelope_for, openai_envelope
-from .logs import current_request_id
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 _ids = random.Random()  # noqa: S311 (request ids are not secrets)
 REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT = web.RequestKey("client", str)
@@ -74,104 +73,72 @@ def github_refused(exc: GitHubError) -> GitHubRefused:
     )
 
 
-@web.middleware
-async def request_ids(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Give every request an id, returned in ``x-request-id`` and used in every log line."""
+def new_request_id() -> str:
+    """Return a fresh request id, for ``x-request-id`` and every log line about the request."""
     # Ids name requests in logs and tickets; they guard nothing, so a fast generator (seeded
     # from the OS at start-up) serves, rather than a system call per request.
-    request_id = f"req_{_ids.getrandbits(96):024x}"
-    request[REQUEST_ID] = request_id
-    # Log lines written while serving (and by tasks started meanwhile) carry the id.
-    token = current_request_id.set(request_id)
-    try:
-        response = await handler(request)
-    finally:
-        current_request_id.reset(token)
-    if not response.prepared:
-        response.headers.setdefault("x-request-id", request_id)
-    return response
+    return f"req_{_ids.getrandbits(96):024x}"
 
 
-@web.middleware
-async def openai_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Turn every error into the route's front's error envelope with the right status."""
-    request_id = str(request.get(REQUEST_ID, "-"))
+def failure_response(
+    request: web.Request, exc: Exception, *, request_id: str
+) -> web.Response | None:
+    """Return the error envelope of the route's front for ``exc``; None to let it propagate.
+
+    The one place errors become responses: an ``APIError`` with its status, the desk
+    stopping and GitHub's back-pressure as 429s, GitHub refusing the ticket as a 500 with
+    the operator's fix, the router's 404 and 405 and aiohttp's 413 in the envelope, any
+    other HTTP exception as aiohttp renders it, and anything else as a logged 500.
+    """
     envelope = envelope_for(request.app, request.path)
-    try:
-        return await handler(request)
-    except APIError as error:
-        response = error_response(error, request_id=request_id, envelope=envelope)
-        if error.closes_connection:
-            await _send_and_close(request, response)
-        return response
-    except DeskStopped as exc:
+    if isinstance(exc, APIError):
+        return error_response(exc, request_id=request_id, envelope=envelope)
+    if isinstance(exc, DeskStopped):
         # Shutting down before the 200 went out: a retry re-attaches once a server is back.
-        return error_response(
-            RateLimited(str(exc), retry_after=STOPPING_RETRY_AFTER, code="ticketproxy_stopping"),
-            request_id=request_id,
-            envelope=envelope,
+        error: APIError = RateLimited(
+            str(exc), retry_after=STOPPING_RETRY_AFTER, code="ticketproxy_stopping"
         )
-    except GitHubUnavailable as exc:
+    elif isinstance(exc, GitHubUnavailable):
         # Back-pressure is a 429: the openai client and AutoGPT retry it; a 503 would
         # stop AutoGPT's agent.
         log.warning("request_id=%s GitHub unavailable: %s", request_id, exc)
-        return error_response(
-            RateLimited(
-                "The human desk cannot take new tickets right now (GitHub is busy or "
-                "unreachable); retry after the time in retry-after.",
-                retry_after=exc.retry_after,
-                code="github_unavailable",
-            ),
-            request_id=request_id,
-            envelope=envelope,
+        error = RateLimited(
+            "The human desk cannot take new tickets right now (GitHub is busy or "
+            "unreachable); retry after the time in retry-after.",
+            retry_after=exc.retry_after,
+            code="github_unavailable",
         )
-    except GitHubError as exc:
+    elif isinstance(exc, GitHubError):
         # Not back-pressure: a 429 here had agents retry a bad token or repository forever.
         log.error("request_id=%s GitHub error: %s", request_id, exc)
-        return error_response(
-            github_refused(exc),
-            request_id=request_id,
-            envelope=envelope,
+        error = github_refused(exc)
+    elif isinstance(exc, web.HTTPRequestEntityTooLarge):
+        error = PayloadTooLarge(
+            f"The request body is larger than this ticketproxy accepts ({exc.text}).",
+            code="request_too_large",
         )
-    except web.HTTPRequestEntityTooLarge as exc:
-        return error_response(
-            PayloadTooLarge(
-                f"The request body is larger than this ticketproxy accepts ({exc.text}).",
-                code="request_too_large",
-            ),
-            request_id=request_id,
-            envelope=envelope,
+    elif isinstance(exc, web.HTTPNotFound):
+        error = NotFound(
+            f"Invalid URL ({request.method} {request.path}). ticketproxy serves "
+            "/v1/chat/completions, /v1/responses, /v1/messages, /v1/completions and "
+            "/v1/models; embeddings, images, audio and the other OpenAI endpoints are not "
+            "answered by people, so send those calls to another provider.",
+            code="unknown_url",
         )
-    except web.HTTPNotFound:
-        return error_response(
-            NotFound(
-                f"Invalid URL ({request.method} {request.path}). ticketproxy serves "
-                "/v1/chat/completions, /v1/responses, /v1/messages, /v1/completions and "
-                "/v1/models; embeddings, images, audio and the other OpenAI endpoints are not "
-                "answered by people, so send those calls to another provider.",
-                code="unknown_url",
-            ),
-            request_id=request_id,
-            envelope=envelope,
+    elif isinstance(exc, web.HTTPMethodNotAllowed):
+        error = MethodNotAllowed(
+            f"Method {request.method} is not allowed for {request.path}",
+            code="method_not_allowed",
         )
-    except web.HTTPMethodNotAllowed:
-        return error_response(
-            MethodNotAllowed(
-                f"Method {request.method} is not allowed for {request.path}",
-                code="method_not_allowed",
-            ),
-            request_id=request_id,
-            envelope=envelope,
-        )
-    except web.HTTPException:
-        raise
-    except Exception:
-        log.exception("request_id=%s unexpected error", request_id)
-        failure = APIError("ticketproxy failed unexpectedly; the operator has the details.")
-        return error_response(failure, request_id=request_id, envelope=envelope)
+    elif isinstance(exc, web.HTTPException):
+        return None
+    else:
+        log.exception("request_id=%s unexpected error", request_id, exc_info=exc)
+        error = APIError("ticketproxy failed unexpectedly; the operator has the details.")
+    return error_response(error, request_id=request_id, envelope=envelope)
 
 
-async def _send_and_close(request: web.Request, response: web.Response) -> None:
+async def send_and_close(request: web.Request, response: web.Response) -> None:
     """Send ``response`` now, then close the connection without reading the rest of the body.
 
     aiohttp would otherwise linger up to ten seconds after answering, reading what is left
@@ -188,28 +155,34 @@ def client_id_for(key: str) -> str:
     return "key-" + hashlib.sha256(key.encode()).hexdigest()[:12]
 
 
-def client_keys(keys: tuple[str, ...]) -> Middleware:
-    """Return a middleware that checks ``Authorization: Bearer`` against ``keys``."""
-    encoded = [key.encode() for key in keys]
-    # Named once, not hashed again for every request.
-    client_ids = {key: client_id_for(key.decode()) for key in encoded}
+class ClientKeys:
+    """The client keys of ``TICKETPROXY_API_KEYS``, and the check of the key a request sent."""
 
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
+    def __init__(self, keys: tuple[str, ...]) -> None:
+        """Accept any of ``keys``; with none, every agent is the anonymous client."""
+        self._encoded = [key.encode() for key in keys]
+        # Named once, not hashed again for every request.
+        self._client_ids = {key: client_id_for(key.decode()) for key in self._encoded}
+
+    def check(self, request: web.Request) -> None:
+        """Name the request's client in ``request[CLIENT]``, or raise ``Unauthorized``.
+
+        Only routes that speak to agents are checked; others are left alone.
+        """
         fronts = request.app.get(FRONTS)
         front = None if fronts is None else fronts.for_path(request.path)
         if front is None and not request.path.startswith(_API_PREFIXES):
-            return await handler(request)
-        if not encoded:
+            return
+        if not self._encoded:
             request[CLIENT] = ANONYMOUS
-            return await handler(request)
+            return
         read_key = bearer_key if front is None else front.client_key
         presented = read_key(request.headers)
         candidate = (presented or "").encode()
         matched: bytes | None = None
         # Compare with every key, in constant time, so timing says nothing about which
         # key (or how much of one) matched.
-        for key in encoded:
+        for key in self._encoded:
             if hmac.compare_digest(candidate, key):
                 matched = key
         if presented is None or matched is None:
@@ -218,7 +191,4 @@ def client_keys(keys: tuple[str, ...]) -> Middleware:
                 f"Incorrect API key provided. {hint} with one of the keys in TICKETPROXY_API_KEYS.",
                 code="invalid_api_key",
             )
-        request[CLIENT] = client_ids[matched]
-        return await handler(request)
-
-    return check
+        request[CLIENT] = self._client_ids[matched]

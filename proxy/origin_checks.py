@@ -30,12 +30,11 @@ from __future__ import annotations
 import functools
 import ipaddress
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from aiohttp import hdrs, web
-from aiohttp.typedefs import Middleware
+from aiohttp.helpers import parse_content_type
 
 from .errors import APIError, Forbidden, UnsupportedMediaType
 from .settings import Settings
@@ -43,7 +42,6 @@ from .webhook import WEBHOOK_PATH
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # Probes send whatever Host they were configured with; these two reveal nothing a page wants.
 PROBE_PATHS = frozenset({"/healthz", "/readyz"})
 # Names that only ever mean this machine: no outside DNS answer can stand behind them.
@@ -121,15 +119,27 @@ def content_type_refusal(request: web.Request) -> str | None:
     if request.match_info.http_exception is not None:
         # An unknown route or method: the router's own 404 or 405 says more.
         return None
-    if hdrs.CONTENT_TYPE in request.headers and request.content_type.lower() == "application/json":
+    sent = request.headers.get(hdrs.CONTENT_TYPE)
+    if sent is not None and _media_type(sent) == "application/json":
         return None
     if request.path.startswith("/ap/") and _agent_protocol_body_allowed(request):
         return None
-    sent = request.headers.get(hdrs.CONTENT_TYPE, "none")
     return (
         f"{request.path} takes a JSON body: send `Content-Type: application/json` (this "
-        f"request said {sent!r}; a web page can send text/plain across sites, JSON it cannot)."
+        f"request said {'none' if sent is None else sent!r}; a web page can send text/plain "
+        "across sites, JSON it cannot)."
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _media_type(content_type: str) -> str:
+    """Return the lower-case media type of a Content-Type value, as aiohttp reads it.
+
+    Not ``request.content_type``: aiohttp keeps what it parses on the request, several
+    hundred bytes a request for as long as the request lasts, and a completion waits for
+    hours. Cached: clients send a handful of values.
+    """
+    return parse_content_type(content_type)[0].lower()
 
 
 def _agent_protocol_body_allowed(request: web.Request) -> bool:
@@ -144,36 +154,35 @@ def _agent_protocol_body_allowed(request: web.Request) -> bool:
     return request.path.endswith("/artifacts") and request.content_type == "multipart/form-data"
 
 
-def origin_checks(settings: Settings) -> Middleware:
-    """Return the middleware that refuses foreign Hosts, foreign Origins and non-JSON POSTs."""
-    policy = OriginPolicy.from_settings(settings)
+def refuse_foreign(policy: OriginPolicy, request: web.Request) -> web.StreamResponse | None:
+    """Refuse a foreign Host, a foreign Origin or a non-JSON POST; None lets the request in.
 
-    @web.middleware
-    async def check(request: web.Request, handler: Handler) -> web.StreamResponse:
-        host = request.headers.get(hdrs.HOST)
-        reason = None
-        if request.path not in PROBE_PATHS and request.path != WEBHOOK_PATH:
-            reason = policy.host_refusal(host)
-            if reason is not None:
-                # Told to the operator too: a load balancer's unlisted name looks the same.
-                log.warning(
-                    "refused a request addressed to %r, not a name of this server: if it is "
-                    "one, add it to TICKETPROXY_ALLOWED_HOSTS",
-                    host,
-                )
-        if reason is None:
-            reason = policy.origin_refusal(request.headers.get(hdrs.ORIGIN), host=host)
+    A refusal on the desk is returned in the desk's JSON; elsewhere it is raised, as an
+    ``APIError`` for the route's front's envelope. A plain call, made before the handler by
+    :mod:`proxy.front_door`, so it holds nothing while a completion waits.
+    """
+    host = request.headers.get(hdrs.HOST)
+    reason = None
+    if request.path not in PROBE_PATHS and request.path != WEBHOOK_PATH:
+        reason = policy.host_refusal(host)
         if reason is not None:
-            return _refuse(request, Forbidden(reason, code="origin_not_allowed"))
-        reason = content_type_refusal(request)
-        if reason is not None:
-            return _refuse(request, UnsupportedMediaType(reason, code="unsupported_content_type"))
-        return await handler(request)
+            # Told to the operator too: a load balancer's unlisted name looks the same.
+            log.warning(
+                "refused a request addressed to %r, not a name of this server: if it is "
+                "one, add it to TICKETPROXY_ALLOWED_HOSTS",
+                host,
+            )
+    if reason is None:
+        reason = policy.origin_refusal(request.headers.get(hdrs.ORIGIN), host=host)
+    if reason is not None:
+        return _refuse(request, Forbidden(reason, code="origin_not_allowed"))
+    reason = content_type_refusal(request)
+    if reason is not None:
+        return _refuse(request, UnsupportedMediaType(reason, code="unsupported_content_type"))
+    return None
 
-    return check
 
-
-def _refuse(request: web.Request, error: APIError) -> web.StreamResponse:
+def _refuse(request: web.Request, error: APIError) -> web.Response:
     if request.path == "/desk" or request.path.startswith("/desk/"):
         # The desk's own JSON shape, as its other refusals have.
         return web.json_response({"error": error.message}, status=error.status, headers=_NO_STORE)
