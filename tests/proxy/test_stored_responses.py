@@ -173,6 +173,22 @@ async def test_openai_agents_chains_its_run_with_previous_response_id(stack: Sta
     assert [i.number for i in await stack.issues()] == [1]
 
 
+async def step_comment(stack: Stack, number: int, within: float = 10.0) -> str:
+    """Return the bot's step comment on issue ``number`` once it is posted.
+
+    The step's ticket is pending before its comment is posted, and the delivered notice of
+    the step before it may come after that comment: neither "the newest comment" will do.
+    """
+    marker = "<!-- ticketproxy:reply step -->"
+    deadline = asyncio.get_running_loop().time() + within
+    while asyncio.get_running_loop().time() < deadline:
+        found = [c.body for c in await stack.comments(number) if marker in c.body]
+        if found:
+            return found[-1]
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"no step comment on issue #{number}")
+
+
 async def test_item_reference_to_an_earlier_answer_reads_as_that_answer(stack: Stack) -> None:
     """An item_reference to a stored output item (as the Vercel AI SDK sends) is that item."""
     question = {"role": "user", "content": "Say hello, then ask me something."}
@@ -184,7 +200,7 @@ async def test_item_reference_to_an_earlier_answer_reads_as_that_answer(stack: S
         stack.openai().responses.create(model="gpt-4o", input=[question, reference, again])
     )
     await wait_for_step(stack, 2)
-    step = (await stack.comments(1))[-1].body
+    step = await step_comment(stack, 1)
     assert "Ada." in step
     await stack.comment(1, stack.signed("Hi Ada.", number=1, ticket=f"{REPO}#1/2"))
     reply = await asyncio.wait_for(second, 10)
