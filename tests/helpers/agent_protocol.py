@@ -17,7 +17,9 @@ import pytest
 
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, SandboxConfig
+from proxy.middleware import client_id_for
 from tests.helpers.stack import CLIENT_KEY, Stack, start_stack, stop_stack
+from ticketing.store.task_records import Page, StepStatus
 
 AP = "/ap/v1/agent"
 
@@ -91,6 +93,22 @@ async def answer_step(
         ask=ask,
     )
     return await stack.comment(ticket.issue_number, body, author=signer)
+
+
+async def scripted_editor(stack: Stack, answers: list[tuple[str, bool]]) -> None:
+    """Answer each running step in turn: the texts given, signed ``--ask`` where marked."""
+    client = client_id_for(CLIENT_KEY)
+    answered: set[str] = set()
+    while answers:
+        tasks, _ = stack.desk.store.list_tasks(client, Page(1, 100))
+        for task in tasks:
+            steps, _ = stack.desk.store.list_steps(task.task_id, Page(1, 100))
+            for step in steps:
+                if step.status is StepStatus.RUNNING and step.step_id not in answered:
+                    text, ask = answers.pop(0)
+                    await answer_step(stack, task.task_id, step.step_id, text, ask=ask)
+                    answered.add(step.step_id)
+        await asyncio.sleep(0.1)
 
 
 @pytest.fixture

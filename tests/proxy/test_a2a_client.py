@@ -12,10 +12,9 @@ from typing import Any
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
-from proxy.middleware import client_id_for
-from tests.helpers.agent_protocol import answer_step, wait_for_running_step
+from tests.helpers.agent_protocol import scripted_editor, wait_for_running_step
 from tests.helpers.stack import CLIENT_KEY, Stack, start_stack, stop_stack
-from ticketing.store.task_records import Page, StepStatus
+from ticketing.store.task_records import Page
 
 CLIENT = Path(__file__).resolve().parents[1] / "helpers" / "a2a_client.py"
 HAIKU = "Waves fold into foam\nsalt wind writes on the harbour\nnight takes the last boat"
@@ -33,22 +32,6 @@ async def a2a_stack(
         yield running
     finally:
         await stop_stack(running)
-
-
-async def _editor(stack: Stack, answers: list[tuple[str, bool]]) -> None:
-    """Answer each running step in turn: the texts given, signed ``--ask`` where marked."""
-    client = client_id_for(CLIENT_KEY)
-    answered: set[str] = set()
-    while answers:
-        tasks, _ = stack.desk.store.list_tasks(client, Page(1, 100))
-        for task in tasks:
-            steps, _ = stack.desk.store.list_steps(task.task_id, Page(1, 100))
-            for step in steps:
-                if step.status is StepStatus.RUNNING and step.step_id not in answered:
-                    text, ask = answers.pop(0)
-                    await answer_step(stack, task.task_id, step.step_id, text, ask=ask)
-                    answered.add(step.step_id)
-        await asyncio.sleep(0.1)
 
 
 async def _start(stack: Stack, scenario: str) -> asyncio.subprocess.Process:
@@ -69,7 +52,7 @@ async def _run(
 ) -> dict[str, Any]:
     """Run the client through ``scenario`` while the editor answers; return its report."""
     process = await _start(stack, scenario)
-    editor = asyncio.create_task(_editor(stack, list(answers or [])))
+    editor = asyncio.create_task(scripted_editor(stack, list(answers or [])))
     try:
         out, err = await asyncio.wait_for(process.communicate(), 90)
     finally:

@@ -10,10 +10,8 @@ from typing import Any
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
-from proxy.middleware import client_id_for
-from tests.helpers.agent_protocol import answer_step
-from tests.helpers.stack import CLIENT_KEY, Stack, start_stack, stop_stack
-from ticketing.store.task_records import Page, StepStatus
+from tests.helpers.agent_protocol import scripted_editor
+from tests.helpers.stack import CLIENT_KEY, start_stack, stop_stack
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT_PYTHON = ROOT / ".venv-apclient" / "bin" / "python"
@@ -22,22 +20,6 @@ POEM = "Waves fold into foam\nsalt wind writes on the harbour\nnight takes the l
 INPUT = b"The sea, in three lines.\r\n\x00\xff"
 
 pytestmark = pytest.mark.slow
-
-
-async def _scripted_editor(stack: Stack, answers: list[tuple[str, bool]]) -> None:
-    """Answer each running step in turn: the texts given, signed ``--ask`` where marked."""
-    client = client_id_for(CLIENT_KEY)
-    answered: set[str] = set()
-    while answers:
-        tasks, _ = stack.desk.store.list_tasks(client, Page(1, 10))
-        for task in tasks:
-            steps, _ = stack.desk.store.list_steps(task.task_id, Page(1, 100))
-            for step in steps:
-                if step.status is StepStatus.RUNNING and step.step_id not in answered:
-                    text, ask = answers.pop(0)
-                    await answer_step(stack, task.task_id, step.step_id, text, ask=ask)
-                    answered.add(step.step_id)
-        await asyncio.sleep(0.1)
 
 
 async def test_agent_protocol_client_runs_agbenchmarks_loop_to_the_last_step(
@@ -60,7 +42,7 @@ async def test_agent_protocol_client_runs_agbenchmarks_loop_to_the_last_step(
             cwd=tmp_path,
         )
         editor = asyncio.create_task(
-            _scripted_editor(
+            scripted_editor(
                 stack,
                 [
                     ("Which sea: the North Sea or the Adriatic?", True),
