@@ -23,7 +23,7 @@ import hmac
 import logging
 import sqlite3
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
 
 from aiohttp import web
@@ -45,7 +45,6 @@ WAIT_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800,
 # Refusals the desk counts besides the verifier's reasons.
 EXTRA_REJECT_REASONS = ("unreleasable", "late")
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class DeskCollector:
@@ -158,18 +157,6 @@ class ProxyMetrics:
         delivered = transport is not None and not transport.is_closing()
         if response.status == 200 and TICKET_HEADER in response.headers and delivered:
             self.wait_seconds.observe(self._monotonic() - started)
-
-    @web.middleware
-    async def middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """Observe how long each ticket-backed completion took to reach its client.
-
-        The app itself times in :mod:`proxy.front_door`'s one middleware instead; this one
-        serves an app without it.
-        """
-        started = self.clock()
-        response = await handler(request)
-        self.observe_wait(request, response, started)
-        return response
 
     def render(self, accept: str) -> tuple[bytes, str]:
         """Return the exposition in the format ``accept`` asks for, and its content type."""

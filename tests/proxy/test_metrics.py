@@ -14,7 +14,10 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from auth.verify import RejectReason
 from embedded_github import RunningSandbox, SandboxConfig
+from proxy.front_door import front_door
 from proxy.metrics import TICKET_HEADER, ProxyMetrics
+from proxy.middleware import ClientKeys
+from proxy.origin_checks import LOOPBACK_NAMES, OriginPolicy
 from tests.helpers.stack import CLIENT_KEY, REPO, Stack, start_stack, stop_stack
 
 PROMPT = [{"role": "user", "content": "Count the files in the workspace."}]
@@ -175,7 +178,8 @@ async def test_wait_histogram_observes_the_handler_time_of_ticket_backed_answers
         clock.now += 7.0
         return web.json_response({"ok": True})
 
-    app = web.Application(middlewares=[metrics.middleware])
+    door = front_door(OriginPolicy(names=LOOPBACK_NAMES), ClientKeys(()), metrics=metrics)
+    app = web.Application(middlewares=[door])
     app.router.add_get("/answered", answered)
     app.router.add_get("/plain", plain)
     async with TestClient(TestServer(app, host="127.0.0.1", port=0)) as client:
