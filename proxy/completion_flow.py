@@ -199,30 +199,26 @@ def _delivered_ticket(desk: Desk, request_key: str) -> int | None:
     return None if outcome is None else outcome.ticket.id
 
 
-def _keep_for_retries(
-    app: web.Application,
-    retry: RetryKey,
-    request_key: str,
-    front: Front[Any],
-    terms: Any,
-    *,
-    stream: bool,
-) -> None:
-    """Keep the response a retry of this delivered request gets, rendered as a retry is."""
-    desk = app[DESK]
-    # What intake and settled() hand a retry: the delivered outcome the desk remembers.
-    outcome = desk.recent_delivery(request_key)
-    if outcome is None:
-        return
+def _retry_answer(
+    desk: Desk, front: Front[Any], outcome: Outcome, request_key: str, terms: Any, *, stream: bool
+) -> RetryAnswer:
+    """Return what a retry of this delivered request is sent: one plain, whole answer."""
     ticket = outcome.ticket
-    answer = RetryAnswer(
+    return RetryAnswer(
         request_key=request_key,
         ticket_id=ticket.id,
         body=_settled_body(front, outcome, ticket, terms, stream=stream),
         headers=tuple(_answer_headers(desk, ticket, stream=stream).items()),
         content_type=_content_type(front, stream=stream),
     )
-    app[RETRIES].remember(retry, answer)
+
+
+def _keep_for_retries(app: web.Application, retry: RetryKey, answer: RetryAnswer) -> None:
+    """Keep ``answer`` for the retries of its request, if the desk hands them its ticket."""
+    # What intake and settled() hand a retry: the delivered outcome the desk remembers.
+    outcome = app[DESK].recent_delivery(answer.request_key)
+    if outcome is not None and outcome.ticket.id == answer.ticket_id:
+        app[RETRIES].remember(retry, answer)
 
 
 async def read_request(request: web.Request) -> bytes:
@@ -321,16 +317,13 @@ async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResp
     created = int(ticket.created_at.timestamp())
     settled = desk.settled(ticket)
     if settled is not None:
-        # A retry of an answered request.
-        immediate = _settled_response(
-            request_id,
-            _settled_body(front, settled, ticket, terms, stream=stream),
-            {"x-request-id": request_id, **_answer_headers(desk, ticket, stream=stream)},
-            content_type=_content_type(front, stream=stream),
-        )
+        # A retry of an answered request: rendered once, sent now and kept for its retries.
+        answer = _retry_answer(desk, front, settled, key, terms, stream=stream)
         desk.delivered(settled)
-        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
-        return immediate
+        _keep_for_retries(request.app, retry, answer)
+        return _settled_response(
+            request_id, answer.body, dict(answer.headers), content_type=answer.content_type
+        )
     # A future, not a task: the desk settles it, so a wait costs no task of its own.
     outcome = desk.watch(ticket)
     # Built in the call, so that only the response keeps them: the headers (as its own
@@ -354,8 +347,11 @@ async def answer_with(request: web.Request, front: Front[Any]) -> web.StreamResp
     del ticket
     response, delivered = await waiting
     if delivered:
-        desk.delivered(outcome.result())
-        _keep_for_retries(request.app, retry, key, front, terms, stream=stream)
+        result = outcome.result()
+        desk.delivered(result)
+        _keep_for_retries(
+            request.app, retry, _retry_answer(desk, front, result, key, terms, stream=stream)
+        )
     return response
 
 
