@@ -46,7 +46,6 @@ WAIT_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800,
 EXTRA_REJECT_REASONS = ("unreleasable", "late")
 
 
-
 class DeskCollector:
     """Read the desk's state (store, counters, GitHub client) each time Prometheus scrapes."""
 
