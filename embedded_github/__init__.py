@@ -20,6 +20,8 @@ Modules:
 - ``routes_comments``: issue comments, per issue and repository-wide.
 - ``routes_labels``: a repository's labels and the labels on an issue.
 - ``routes_reactions``: reactions on issues and on issue comments.
+- ``routes_actions``: workflow and repository dispatches, checked and recorded.
+- ``workflows``: the workflow files a test hosts, and the dispatches accepted.
 - ``account_payloads``: GitHub's JSON for users, organizations and repositories.
 - ``payloads``: GitHub's JSON for issues, comments, labels, reactions; the builder of all.
 - ``pagination``: ``page`` and ``per_page`` in, a ``Link`` header out.
@@ -57,8 +59,10 @@ from embedded_github.dispatch import RecordedRequest
 from embedded_github.markdown_html import render_markdown
 from embedded_github.server import RunningSandbox, Sandbox, start_sandbox
 from embedded_github.webhooks import WebhookDelivery, WebhookTarget
+from embedded_github.workflows import DispatchRecord, SandboxWorkflow
 
 __all__ = [
+    "DispatchRecord",
     "InstallationGrant",
     "RecordedRequest",
     "RunningSandbox",
@@ -67,6 +71,7 @@ __all__ = [
     "SandboxConfig",
     "SandboxConfigError",
     "SandboxUser",
+    "SandboxWorkflow",
     "WebhookDelivery",
     "WebhookTarget",
     "load_sandbox_config",

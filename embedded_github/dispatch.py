@@ -46,6 +46,7 @@ from embedded_github.responses import (
     weak_etag,
 )
 from embedded_github.routes_account import ROUTES as ACCOUNT_ROUTES
+from embedded_github.routes_actions import ROUTES as ACTIONS_ROUTES
 from embedded_github.routes_apps import ROUTES as APP_ROUTES
 from embedded_github.routes_comments import ROUTES as COMMENT_ROUTES
 from embedded_github.routes_issues import ROUTES as ISSUE_ROUTES
@@ -61,6 +62,7 @@ ROUTES: tuple[Route, ...] = (
     *COMMENT_ROUTES,
     *LABEL_ROUTES,
     *REACTION_ROUTES,
+    *ACTIONS_ROUTES,
 )
 
 _BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})

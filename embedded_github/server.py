@@ -22,6 +22,7 @@ from embedded_github.store import SandboxStore
 from embedded_github.timestamps import utc_now
 from embedded_github.web_pages import WebPages
 from embedded_github.webhooks import WebhookDelivery, WebhookSender, WebhookTarget
+from embedded_github.workflows import DispatchRecord, SandboxWorkflow
 
 
 class Sandbox:
@@ -143,6 +144,20 @@ class Sandbox:
     def add_repo(self, full_name: str) -> None:
         """Host one more repository ``owner/name``."""
         self.state.add_repo(full_name)
+
+    def add_workflow(
+        self, full_name: str, path: str, *, inputs: Sequence[str] = (), dispatchable: bool = True
+    ) -> SandboxWorkflow:
+        """Host a workflow file (``.github/workflows/x.yml``) in repository ``owner/name``."""
+        self.state.add_repo(full_name)
+        return self.state.workflows.add(
+            full_name, path, inputs=tuple(inputs), dispatchable=dispatchable
+        )
+
+    @property
+    def dispatches(self) -> list[DispatchRecord]:
+        """Return every workflow and repository dispatch accepted so far, oldest first."""
+        return self.state.workflows.dispatches
 
     @property
     def users(self) -> tuple[SandboxUser, ...]:

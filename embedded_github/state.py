@@ -12,6 +12,7 @@ from embedded_github.config import SandboxApp, SandboxConfig, SandboxUser
 from embedded_github.store import SandboxStore
 from embedded_github.store_rows import Author, CommentRow, RepoRow
 from embedded_github.timestamps import to_epoch
+from embedded_github.workflows import Workflows
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,8 @@ class SandboxState:
         self._grants: dict[str, InstallationGrant] = {}
         self.repos_by_id: dict[int, RepoRow] = {repo.id: repo for repo in store.list_repos()}
         self._hosted: dict[str, RepoRow] = {}
+        # Workflow files a test hosts, and the dispatches accepted (never run).
+        self.workflows = Workflows()
         for full_name in config.repos:
             self.add_repo(full_name)
 
