@@ -32,6 +32,7 @@ from ticketing.render.redact import redact_request
 from ticketing.request import ChatRequest, Message
 from ticketing.store.model import DraftState, Ticket
 
+from .agent_dispatch import start_agent
 from .errors import DraftFailed
 from .settings import Settings
 
@@ -328,7 +329,12 @@ def drafter_context(
 
 
 def start_draft(app: web.Application, ticket: Ticket, request: ChatRequest) -> None:
-    """Start drafting an answer for a new ticket when drafting is on (the handlers' hook)."""
+    """Start drafting an answer for a new ticket when drafting is on (the handlers' hook).
+
+    A ticket routed to an editor's personal agent is that agent's to draft, not the model's.
+    """
+    if start_agent(app, ticket, request):
+        return
     drafter = app.get(DRAFTER)
     if drafter is not None:
         drafter.start(ticket, request)

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from proxy.agent_route_settings import read_agent_routes
 from proxy.draft_settings import read_draft_settings
 from proxy.errors import ConfigError
 from proxy.github_app_settings import read_github_app
@@ -34,6 +35,7 @@ from proxy.setting_values import (
     read_number,
     read_step_wait,
 )
+from ticketing.agent_routes import AgentRoute
 
 DEFAULT_HEARTBEAT_INTERVAL = 2.0
 DEFAULT_MODELS = ("gpt-4", "gpt-4-turbo", "gpt-4o", "gpt-3.5-turbo")
@@ -83,6 +85,8 @@ class Settings:
     webhook_secret: str | None = field(default=None, repr=False)
     # TOML review policy (which answers need reviewers); None means the shipped default.
     review_policy_path: Path | None = None
+    # Whose personal agents draft which tickets (TICKETPROXY_AGENT_ROUTES); none by default.
+    agent_routes: tuple[AgentRoute, ...] = ()
     # A GitHub App installation instead of a token: all three or none (see read_github_app).
     github_app_id: str | None = None
     github_app_private_key: str | None = field(default=None, repr=False)
@@ -218,6 +222,7 @@ class Settings:
             upstream_keys={name: environ[name] for name in key_variables if name in environ},
         )
         settings = replace(settings, **read_draft_settings(environ))
+        settings = replace(settings, agent_routes=read_agent_routes(environ))
         return settings
 
     def with_listen(self, host: str | None, port: int | None) -> Settings:

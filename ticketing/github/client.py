@@ -25,6 +25,7 @@ from ticketing.github.interface import CommentPage, IssueRef
 from ticketing.github.throttle import WriteThrottle
 from ticketing.github.turns import Turn
 from ticketing.github.worker import GitHubWorker
+from ticketing.github.workflow_dispatch import send_workflow_dispatch
 
 log = logging.getLogger(__name__)
 
@@ -298,6 +299,17 @@ class GitHubClient:
 
         await self._worker.retrying(react, what="react")
         return True
+
+    async def dispatch_workflow(
+        self, repository: str, workflow: str, *, ref: str, inputs: dict[str, str]
+    ) -> None:
+        """Start a workflow of another repository (an editor's fork): ``workflow_dispatch``."""
+        await self._throttle.acquire()
+
+        def send() -> None:
+            send_workflow_dispatch(self._requester, repository, workflow, ref=ref, inputs=inputs)
+
+        await self._worker.call(send, what="dispatch workflow")
 
     # --- polling -------------------------------------------------------------------------
 

@@ -80,6 +80,12 @@ class GitHubWrites(Protocol):
         """Add a reaction to an issue comment; False if it was skipped."""
         ...
 
+    async def dispatch_workflow(
+        self, repository: str, workflow: str, *, ref: str, inputs: dict[str, str]
+    ) -> None:
+        """Start a workflow (file name or id) of another repository: ``workflow_dispatch``."""
+        ...
+
 
 class GitHubIssues(GitHubWrites, Protocol):
     """Everything the desk asks of GitHub; it hands the same object to its write queue."""

@@ -15,6 +15,7 @@ from enum import StrEnum
 from typing import Any
 
 from ticketing.github.interface import GitHubWrites
+from ticketing.render.agent_notices import render_dispatch_failed_notice
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import QueuedWrite, TicketState
 
@@ -28,6 +29,13 @@ class WriteKind(StrEnum):
     LOCK = "lock"
     REACT = "react"
     REOPEN = "reopen"
+    # Start an editor's personal agent: a workflow_dispatch on another repository (its fork).
+    DISPATCH = "dispatch"
+
+
+# A refusal (a 404: the fork's workflow not pushed yet, or Actions not enabled on it yet) is
+# tried this many times in all before it is given up; other kinds give up at the first.
+DISPATCH_REFUSED_ATTEMPTS = 3
 
 
 @dataclass(frozen=True)
@@ -121,7 +129,42 @@ async def perform_write(
             await github.react(int(data["comment_id"]), str(data["content"]))
         elif write.kind == WriteKind.REOPEN:
             await github.reopen_issue(number, labels=_labels(data))
+        elif write.kind == WriteKind.DISPATCH:
+            inputs = {str(name): str(value) for name, value in dict(data["inputs"]).items()}
+            await github.dispatch_workflow(
+                str(data["repository"]), str(data["workflow"]), ref=str(data["ref"]), inputs=inputs
+            )
         else:
             raise Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
     except (ValueError, KeyError, TypeError) as exc:
         raise Unsendable(f"malformed queued write: {type(exc).__name__}: {exc}") from exc
+
+
+def refused_attempts(kind: str) -> int:
+    """Return how many times a write of ``kind`` is tried when GitHub refuses it outright."""
+    return DISPATCH_REFUSED_ATTEMPTS if kind == WriteKind.DISPATCH else 1
+
+
+def abandon_notice(
+    write: QueuedWrite, reason: str
+) -> tuple[dict[str, Any], str | None, Guard | None] | None:
+    """Return the comment that tells a ticket a write was given up, if its kind has one.
+
+    A dispatch given up means no draft will come from the editor's agent: the ticket says
+    so (while it still waits), as the log does. Other writes are bookkeeping: logged only.
+    """
+    if write.kind != WriteKind.DISPATCH:
+        return None
+    try:
+        data = json.loads(write.payload)
+        agent = str(data["agent"])
+        guard = data.get("only_if")
+        only_if = (
+            None
+            if guard is None
+            else Guard.ticket_in(int(guard["ticket_id"]), [TicketState(s) for s in guard["states"]])
+        )
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return None
+    body = render_dispatch_failed_notice(agent=agent, reason=reason)
+    return {"body": body}, data.get("request_id"), only_if

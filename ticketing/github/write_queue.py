@@ -1,4 +1,4 @@
-"""The durable GitHub write queue: labels, replies, closing, locking and reactions.
+"""The durable GitHub write queue: labels, replies, closing, locking, reactions, dispatches.
 
 Every write is a row in the store's ``write_queue`` table *before* anything is sent, so a
 crash (even ``kill -9``) loses none of them: the next start resumes whatever is left. One
@@ -46,10 +46,12 @@ from ticketing.github.write_kinds import (
     Guard,
     Unsendable,
     WriteKind,
+    abandon_notice,
     describe_write,
     encode_write,
     guard_failure,
     perform_write,
+    refused_attempts,
 )
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import QueuedWrite, ReplyClaim
@@ -148,7 +150,7 @@ class WriteQueue:
         only_if: Guard | None = None,
     ) -> int:
         """Queue a comment on issue ``number``; return the write's id."""
-        return self._enqueue(WriteKind.COMMENT, number, {"body": body}, request_id, only_if)
+        return self.enqueue(WriteKind.COMMENT, number, {"body": body}, request_id, only_if)
 
     def set_labels(
         self,
@@ -161,9 +163,7 @@ class WriteQueue:
     ) -> int:
         """Queue replacing the labels of issue ``number``, due after ``delay``; return its id."""
         payload = {"labels": list(labels)}
-        return self._enqueue(
-            WriteKind.SET_LABELS, number, payload, request_id, only_if, delay=delay
-        )
+        return self.enqueue(WriteKind.SET_LABELS, number, payload, request_id, only_if, delay=delay)
 
     def close(
         self,
@@ -174,11 +174,11 @@ class WriteQueue:
         only_if: Guard | None = None,
     ) -> int:
         """Queue closing issue ``number`` as completed (and relabelling it); return its id."""
-        return self._enqueue(WriteKind.CLOSE, number, _labelled(labels), request_id, only_if)
+        return self.enqueue(WriteKind.CLOSE, number, _labelled(labels), request_id, only_if)
 
     def lock(self, number: int, *, request_id: str | None = None) -> int:
         """Queue locking issue ``number`` to collaborators; return the write's id."""
-        return self._enqueue(WriteKind.LOCK, number, {}, request_id, None)
+        return self.enqueue(WriteKind.LOCK, number, {}, request_id, None)
 
     def reopen(
         self,
@@ -189,7 +189,7 @@ class WriteQueue:
         only_if: Guard | None = None,
     ) -> int:
         """Queue reopening issue ``number`` (and relabelling it) for a run's next step."""
-        return self._enqueue(WriteKind.REOPEN, number, _labelled(labels), request_id, only_if)
+        return self.enqueue(WriteKind.REOPEN, number, _labelled(labels), request_id, only_if)
 
     def react(
         self,
@@ -202,7 +202,7 @@ class WriteQueue:
     ) -> int:
         """Queue a reaction (``eyes``, ``+1`` …) on a comment of issue ``number``."""
         payload = {"comment_id": comment_id, "content": content}
-        return self._enqueue(WriteKind.REACT, number, payload, request_id, only_if)
+        return self.enqueue(WriteKind.REACT, number, payload, request_id, only_if)
 
     def reply_once(
         self,
@@ -243,7 +243,7 @@ class WriteQueue:
         # Only safe before the worker can have picked the write up, hence "this same step".
         self._store.finish_write(write_id, now=self._clock(), failure=f"cancelled: {reason}")
 
-    def _enqueue(
+    def enqueue(
         self,
         kind: WriteKind,
         number: int,
@@ -253,6 +253,7 @@ class WriteQueue:
         *,
         delay: timedelta | None = None,
     ) -> int:
+        """Queue a write of any kind (``write_kinds``) on issue ``number``; return its id."""
         now = self._clock()
         write_id = self._store.enqueue_write(
             kind,
@@ -320,6 +321,9 @@ class WriteQueue:
             self._resume_at = self._clock() + timedelta(seconds=wait)
             log.warning("%s deferred %.0fs (attempt %d): %s", what, wait, attempt, exc)
         except GitHubError as exc:
+            if attempt < refused_attempts(write.kind):
+                log.warning("%s refused, tried again later (attempt %d): %s", what, attempt, exc)
+                return
             self._abandon(write, what, str(exc))
         except Unsendable as exc:
             self._abandon(write, what, str(exc))
@@ -330,6 +334,8 @@ class WriteQueue:
     def _abandon(self, write: QueuedWrite, what: str, reason: str) -> None:
         self._store.finish_write(write.id, now=self._clock(), failure=reason)
         log.error("%s abandoned: %s", what, reason)
+        if (notice := abandon_notice(write, reason)) is not None:
+            self.enqueue(WriteKind.COMMENT, write.issue_number, *notice)
 
     # --- the worker --------------------------------------------------------------------------
 

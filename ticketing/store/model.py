@@ -135,6 +135,8 @@ class DraftState(StrEnum):
     CLAIMED = "claimed"
     POSTED = "posted"
     FAILED = "failed"
+    # Handed to an editor's personal agent, which posts its draft as its own comment.
+    DISPATCHED = "dispatched"
 
 
 @dataclass(frozen=True)

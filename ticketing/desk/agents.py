@@ -1,0 +1,89 @@
+"""Personal agents: hand a new ticket to the editor's agent that its route names.
+
+When a ticket's request matches a route (:mod:`ticketing.agent_routes`), the ticket's one
+draft is the agent's: the draft is claimed (so the upstream drafter, a retry or another
+replica never drafts it too), and two writes are queued in the durable write queue, within
+its budget: the ``workflow_dispatch`` of the editor's workflow with the ticket's URL as its
+input, and the notice "drafting by alice's agent…" on the ticket. Both are sent only while
+the ticket still waits. GitHub refusing the dispatch is tried again, then given up, and the
+ticket says so (:func:`ticketing.github.write_kinds.abandon_notice`).
+
+The agent posts its draft on the ticket itself, as a marked suggestion naming whose agent
+drafted it; it is never an answer until an editor signs it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from ticketing.agent_routes import AgentRoute, route_for
+from ticketing.clock import Clock
+from ticketing.github.write_kinds import Guard, WriteKind
+from ticketing.github.write_queue import WriteQueue
+from ticketing.render.agent_notices import render_drafting_notice
+from ticketing.request import ChatRequest
+from ticketing.store.interface import DraftStore
+from ticketing.store.model import DraftState, Ticket, TicketState
+
+__all__ = ["TICKET_URL_INPUT", "dispatch_to_agent"]
+
+log = logging.getLogger(__name__)
+
+# The one input the template's workflow declares: the address of the ticket to draft for.
+TICKET_URL_INPUT = "ticket_url"
+
+
+def dispatch_to_agent(
+    routes: Sequence[AgentRoute],
+    ticket: Ticket,
+    request: ChatRequest,
+    *,
+    store: DraftStore,
+    followups: WriteQueue,
+    clock: Clock,
+) -> AgentRoute | None:
+    """Queue the dispatch of the agent this ticket is routed to; return its route, or None.
+
+    A ticket with no route gets None (the upstream drafter may draft it). A routed ticket
+    whose draft was claimed already (a retry, another replica) gets its route and nothing
+    is queued again.
+    """
+    route = route_for(routes, model=request.model, client=request.client)
+    if route is None:
+        return None
+    if ticket.issue_number is None or ticket.issue_url is None or not ticket.state.pending:
+        return route
+    now = clock()
+    if not store.claim_draft(ticket.id, now=now):
+        return route
+    waiting = Guard.ticket_in(ticket.id, {state for state in TicketState if state.pending})
+    payload = {
+        "repository": route.repository,
+        "workflow": route.workflow,
+        "ref": route.ref,
+        "inputs": {TICKET_URL_INPUT: ticket.issue_url},
+        "agent": route.name,
+    }
+    number = ticket.issue_number
+    followups.enqueue(WriteKind.DISPATCH, number, payload, ticket.request_id, waiting)
+    notice = render_drafting_notice(
+        agent=route.name, repository=route.repository, workflow=route.workflow
+    )
+    followups.comment(number, notice, request_id=ticket.request_id, only_if=waiting)
+    store.finish_draft(
+        ticket.id,
+        state=DraftState.DISPATCHED,
+        now=now,
+        model=route.name,
+        detail=f"{route.repository} {route.workflow}@{route.ref}",
+    )
+    log.info(
+        "request_id=%s ticket %d: %s (%s, workflow %s) asked to draft",
+        ticket.request_id,
+        ticket.id,
+        route.name,
+        route.repository,
+        route.workflow,
+    )
+    return route
