@@ -2,7 +2,8 @@
 
 One module per group of commands: :mod:`proxy.cli.serve` (``serve``, ``github-sandbox``),
 :mod:`proxy.cli.keys` (``keygen``), :mod:`proxy.cli.editor` (``sign``, ``answer``),
-:mod:`proxy.cli.review` (``approve``, ``reject``) and :mod:`proxy.cli.audit` (``audit``).
+:mod:`proxy.cli.review` (``approve``, ``reject``), :mod:`proxy.cli.audit` (``audit``) and
+:mod:`proxy.cli.agent_draft` (``agent-draft``, a personal agent's step).
 :mod:`proxy.cli.parser` holds the arguments, :mod:`proxy.cli.rules` the editor's and
 reviewer's rules as pure functions, and :mod:`proxy.cli.variables` which settings each
 command reads.
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from auth.errors import AuthError
 from auth.roles import Act
+from proxy.cli.agent_draft import agent_draft
 from proxy.cli.audit import audit
 from proxy.cli.editor import answer, sign
 from proxy.cli.keys import keygen
@@ -65,6 +67,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             return review(args, env, Act(args.command))
         elif args.command == "audit":
             return audit(args, env)
+        elif args.command == "agent-draft":
+            print(agent_draft(args, env))
     except (ProxyError, AuthError, TicketingError, OSError) as exc:
         print(f"ticketproxy: error: {exc}", file=sys.stderr)
         return 2

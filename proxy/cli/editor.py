@@ -41,16 +41,18 @@ def answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
         refuse_delivered(
             history, audit_comments(history), ticket=ticket, issue_ticket=f"{repo}#{number}"
         )
-    text = _draft_text(history, ticket) if args.draft else _read_text(args.file)
+    if args.draft_by is not None and not args.draft:
+        raise ProxyError("--draft-by names whose draft --draft signs: give --draft too")
+    text = _draft_text(history, ticket, args.draft_by) if args.draft else _read_text(args.file)
     body = _signed_text(args.key, ticket, text, args)
     with editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
     print(f"signed answer posted: {url} (signed for {ticket})")
 
 
-def _draft_text(history: IssueHistory, ticket: str) -> str:
-    """Return the exact text of the newest draft the bot posted for this ticket."""
-    newest, draft = draft_to_sign(history, ticket)
+def _draft_text(history: IssueHistory, ticket: str, posted_by: str | None) -> str:
+    """Return the exact text of the newest draft the bot (or ``posted_by``) posted here."""
+    newest, draft = draft_to_sign(history, ticket, posted_by=posted_by)
     print(f"signing the draft {newest.url} (sha256 {draft.digest}) unchanged for {ticket}")
     return draft.text
 

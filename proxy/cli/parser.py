@@ -94,11 +94,31 @@ def build_parser() -> argparse.ArgumentParser:
         help="sign the model's draft on the issue, unchanged, instead of --file",
     )
     answer.add_argument(
+        "--draft-by",
+        metavar="LOGIN",
+        help="with --draft: sign the draft LOGIN posted (a personal agent's) instead of the bot's",
+    )
+    answer.add_argument(
         "--ask",
         action="store_true",
         help="sign the answer as a question back (the agent asks its user; not the last step)",
     )
 
+    agent = commands.add_parser(
+        "agent-draft",
+        help="draft a ticket with your own model and post it as a suggestion (personal agent)",
+    )
+    agent.add_argument("ticket_url", help="the ticket's issue URL")
+    agent.add_argument("--model-url", required=True, help="the model's base URL, ending in /v1")
+    agent.add_argument("--model", required=True, help="the model's name")
+    agent.add_argument("--editor", required=True, help="whose agent this is (a GitHub login)")
+    agent.add_argument(
+        "--prompt-file", default=".ticketproxy/agent.md", help="your prompt additions"
+    )
+    agent.add_argument("--api-url", help="GitHub API URL (default: derived from the ticket URL)")
+    agent.add_argument(
+        "--timeout", type=_seconds, default=300.0, help="seconds to wait for the model"
+    )
     approve = commands.add_parser(
         "approve", help="show the answer awaiting review, then sign and post your approval"
     )

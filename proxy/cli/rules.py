@@ -129,15 +129,22 @@ def refuse_delivered(
         )
 
 
-def draft_to_sign(history: IssueHistory, ticket: str) -> tuple[Comment, Draft]:
-    """Return the newest draft the bot posted for ``ticket``, with the comment that holds it."""
+def draft_to_sign(
+    history: IssueHistory, ticket: str, *, posted_by: str | None = None
+) -> tuple[Comment, Draft]:
+    """Return the newest draft the bot posted for ``ticket``, with the comment that holds it.
+
+    With ``posted_by``, the newest draft that login posted instead: a personal agent's, which
+    the editor names (the agent posts with its editor's token, not the bot's).
+    """
     # Only the bot (the issue's author) posts drafts: a look-alike by anyone else is ignored.
     # A draft made for another step of the run is never signed for this one.
     marker = f"{REPLY_MARKER_PREFIX}{DRAFT_REPLY_KIND} -->"
+    author = history.author_login if posted_by is None else posted_by
     posted = [
         comment
         for comment in history.comments
-        if same_login(comment.author_login, history.author_login) and marker in comment.body
+        if same_login(comment.author_login, author) and marker in comment.body
     ]
     drafts = [(c, d) for c in posted if (d := parse_draft_comment(c.body)) is not None]
     step_one = parse_ticket_reference(ticket)[2] == 1

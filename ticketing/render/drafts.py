@@ -110,12 +110,14 @@ def render_draft_comment(
     answer_page: str | None = None,
     ticket: str | None = None,
     issue_url: str | None = None,
+    agent: str | None = None,
 ) -> str:
     """Return the bot comment that shows a draft as a clearly marked suggestion.
 
     ``digest`` must be :func:`draft_digest` of ``text``; ``answer_page`` is the desk page's
     address, when the operator gave one; ``ticket`` the reference it was drafted for;
-    ``issue_url`` the address of the issue it is posted on.
+    ``issue_url`` the address of the issue it is posted on; ``agent`` whose personal agent
+    drafted it ("alice's agent"), when one did.
     """
     if digest != draft_digest(text):
         raise ValueError("the digest is not the sha256 of the draft text")
@@ -130,13 +132,25 @@ def render_draft_comment(
         else "the answer page (`/desk/` on ticketproxy)"
     )
     issue = "<this issue's URL>" if issue_url is None else issue_url_of(issue_url)
-    return (
-        f"**Suggested answer** drafted by model **{escape_inline(model, limit=_MODEL_LIMIT)}**."
-        " It is **NOT** an answer: nothing reaches the agent until an editor signs it, and"
-        " a draft is never released without a signature.\n\n"
+    by = f"model **{escape_inline(model, limit=_MODEL_LIMIT)}**"
+    release = (
         f"- To release it unchanged: on {page} click **Sign the draft unchanged**, or run"
         f" `ticketproxy answer {issue} --draft --key <your key>`.\n"
         f"- To edit it first: on the answer page click **Edit the draft**, or copy the text"
+    )
+    if agent is not None:
+        by = f"**{escape_inline(agent, limit=_MODEL_LIMIT)}** with {by}"
+        # Posted by the agent, not the bot: the editor names whose drafts they sign.
+        release = (
+            f"- To release it unchanged: run `ticketproxy answer {issue} --draft --draft-by"
+            " <the login that posted this comment> --key <your key>`.\n"
+            "- To edit it first: copy the text"
+        )
+    return (
+        f"**Suggested answer** drafted by {by}."
+        " It is **NOT** an answer: nothing reaches the agent until an editor signs it, and"
+        " a draft is never released without a signature.\n\n"
+        f"{release}"
         f" below into a file, change it, and run `ticketproxy answer {issue}"
         " --file <file> --key <your key>`.\n\n"
         f"{fence}text\n{shown}\n{fence}\n\n"

@@ -1,0 +1,232 @@
+"""Personal agents end to end: a routed ticket dispatches alice's agent, which drafts; alice signs.
+
+The real sandbox GitHub (hosting alice's fork and its workflow), a real ticketproxy, the
+official ``openai`` client as the agent, an OpenAI-compatible stub as alice's model, and the
+composite action's own ``run`` steps executed as a runner would (tests/helpers/composite_action.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from auth.keys import write_signing_key
+from embedded_github import RunningSandbox, SandboxConfig
+from proxy.agent_route_settings import VARIABLE, read_agent_routes
+from proxy.cli import main
+from tests.helpers.composite_action import TEMPLATE, run_steps
+from tests.helpers.github_openapi.validate import spec
+from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
+from tests.helpers.upstream_stub import UpstreamStub, running_upstream_stub
+from ticketing.github.workflow_dispatch import MAX_INPUTS, dispatch_path
+from ticketing.github.write_kinds import DISPATCH_REFUSED_ATTEMPTS
+from ticketing.render.drafts import parse_draft_comment
+from ticketing.store.model import DraftState
+
+FORK = "alice/ticketproxy-agent"
+ROUTES = "model:gpt-4-turbo=alice/ticketproxy-agent/agent.yml"
+DISPATCH_PATH = r"/repos/alice/ticketproxy-agent/actions/workflows/agent\.yml/dispatches"
+AGENT_DRAFT = "Run `ls` in the workspace first; nothing else is needed."
+MODEL_KEY = "sk-alices-agent-key-that-must-stay-secret-42"
+PROMPT = [{"role": "user", "content": "List the files in the workspace."}]
+VENV_BIN = Path(sys.executable).parent  # the venv whose ticketproxy the action installs
+
+
+@pytest.fixture
+async def agent_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield a ticketproxy routing gpt-4-turbo tickets to alice's agent (README's example)."""
+    routes = read_agent_routes({VARIABLE: ROUTES})
+    running = await start_stack(
+        github_sandbox, sandbox_config, tmp_path, agent_routes=routes, max_wait=3600.0
+    )
+    try:
+        yield running
+    finally:
+        await stop_stack(running)
+
+
+@pytest.fixture
+async def alices_model() -> AsyncIterator[UpstreamStub]:
+    """Yield alice's OpenAI-compatible model, answering the agent's draft."""
+    async with running_upstream_stub(text=AGENT_DRAFT) as stub:
+        yield stub
+
+
+def host_alices_workflow(stack: Stack) -> None:
+    """Host the template's workflow in alice's fork, with the one input it declares."""
+    stack.sandbox.sandbox.add_workflow(FORK, ".github/workflows/agent.yml", inputs=("ticket_url",))
+
+
+def ask(stack: Stack) -> asyncio.Task[Any]:
+    """Start a chat completion for gpt-4-turbo (routed to alice's agent) in the background."""
+    create = stack.openai().chat.completions.create(model="gpt-4-turbo", messages=PROMPT)
+    return asyncio.create_task(create)
+
+
+async def sent_until_done(stack: Stack) -> None:
+    """Send every queued write, moving the clock past each back-off (no real waiting)."""
+    for _ in range(20):
+        if stack.desk.followups.depth == 0:
+            return
+        stack.clock.offset += timedelta(seconds=120)
+        await stack.desk.followups.send_due()
+        await asyncio.sleep(0.01)
+    raise AssertionError("the write queue never emptied")
+
+
+async def run_alices_action(stack: Stack, model: UpstreamStub, ticket_url: str, tmp: Path) -> Any:
+    """Run the composite action's steps in alice's fork, as the dispatched workflow would."""
+    fork = tmp / "fork"
+    (fork / ".ticketproxy").mkdir(parents=True)
+    agent_md = (TEMPLATE / ".ticketproxy" / "agent.md").read_text(encoding="utf-8")
+    (fork / ".ticketproxy" / "agent.md").write_text(agent_md, encoding="utf-8")
+    runner_temp = tmp / "runner-temp"
+    # Where the install step's venv would be: this test's venv has ticketproxy installed.
+    (runner_temp / "ticketproxy").mkdir(parents=True)
+    (runner_temp / "ticketproxy" / "bin").symlink_to(VENV_BIN)
+    given = {
+        "ticket-url": ticket_url,
+        "model-base-url": model.base_url,
+        "model": "alices-model",
+        "model-api-key": MODEL_KEY,
+        "github-token": stack.token("alice"),
+    }
+    action_path = TEMPLATE.parents[1] / "actions" / "personal-agent"
+    github = {"repository_owner": "alice", "action_path": str(action_path)}
+    runner_env = {"RUNNER_TEMP": str(runner_temp), "GITHUB_REPOSITORY": FORK, "CI": "true"}
+    return await run_steps(
+        given=given, github=github, runner_env=runner_env, cwd=fork, skip=("Install",)
+    )
+
+
+async def test_a_routed_ticket_is_drafted_by_alices_agent_and_released_when_alice_signs(
+    agent_stack: Stack, alices_model: UpstreamStub, tmp_path: Path
+) -> None:
+    """Dispatch recorded, "drafting by alice's agent" shown, the action drafts, alice signs."""
+    host_alices_workflow(agent_stack)
+    pending = ask(agent_stack)
+    await agent_stack.wait_for_issue(1)
+    await agent_stack.desk.followups.drain()
+    ticket = agent_stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    [dispatch] = agent_stack.sandbox.sandbox.dispatches
+    assert dispatch.repo == FORK
+    assert dispatch.ref == "main"
+    assert dispatch.login == "ticketproxy-bot"
+    assert dispatch.inputs == {"ticket_url": ticket.issue_url}
+    [notice] = await agent_stack.bot_replies(1)
+    assert "Drafting by alice\\'s agent" in notice
+    draft = agent_stack.desk.store.draft_for(ticket.id)
+    assert draft is not None
+    assert draft.state is DraftState.DISPATCHED
+
+    url = dispatch.inputs["ticket_url"]
+    first = await run_alices_action(agent_stack, alices_model, url, tmp_path / "first")
+    assert [step.returncode for step in first] == [0], first
+    assert "draft by alice's agent posted" in first[0].stdout
+    # The same dispatch delivered twice: the second run posts no second draft.
+    again = await run_alices_action(agent_stack, alices_model, url, tmp_path / "again")
+    assert [step.returncode for step in again] == [0], again
+    assert "already" in again[0].stdout
+    [asked] = alices_model.received
+    assert asked.headers["Authorization"] == f"Bearer {MODEL_KEY}"
+    assert "Prefer read-only commands" in asked.body["messages"][0]["content"]
+    drafts = [c for c in await agent_stack.comments(1) if parse_draft_comment(c.body) is not None]
+    [comment] = drafts
+    assert comment.user.login == "alice"
+    assert "drafted by **alice\\'s agent** with model **alices\\-model**" in comment.body
+    parsed = parse_draft_comment(comment.body)
+    assert parsed is not None
+    assert (parsed.text, parsed.ticket) == (AGENT_DRAFT, f"{REPO}#1")
+    assert MODEL_KEY not in comment.body
+    assert not pending.done(), "a draft is never an answer"
+
+    key_file = tmp_path / "alice.key.json"
+    write_signing_key(key_file, agent_stack.keys["alice"])
+    argv = ["answer", ticket.issue_url or "", "--draft", "--draft-by", "alice"]
+    argv += ["--key", str(key_file)]
+    code = await asyncio.to_thread(main, argv, {"GITHUB_TOKEN": agent_stack.token("alice")})
+    assert code == 0
+    completion = await asyncio.wait_for(pending, 15)
+    assert completion.choices[0].message.content == AGENT_DRAFT
+
+
+async def test_a_dispatch_refused_as_an_unknown_workflow_is_retried_then_given_up_visibly(
+    agent_stack: Stack,
+) -> None:
+    """A 404 (no such workflow in the fork) is tried three times, then the ticket says so."""
+    pending = ask(agent_stack)
+    await agent_stack.wait_for_issue(1)
+    await sent_until_done(agent_stack)
+    tries = [
+        r
+        for r in agent_stack.sandbox.sandbox.requests
+        if r.method == "POST" and r.path.endswith("/dispatches")
+    ]
+    assert [r.status for r in tries] == [404] * DISPATCH_REFUSED_ATTEMPTS
+    replies = await agent_stack.bot_replies(1)
+    assert any("could not be started" in body and "alice\\'s agent" in body for body in replies)
+    assert agent_stack.sandbox.sandbox.dispatches == []
+    assert not pending.done()
+    pending.cancel()
+
+
+async def test_github_down_during_the_dispatch_is_retried_until_it_is_sent(
+    agent_stack: Stack,
+) -> None:
+    """A 502 from GitHub pauses the queue; the dispatch is sent once GitHub is back."""
+    host_alices_workflow(agent_stack)
+    agent_stack.sandbox.sandbox.inject_fault(method="POST", path=DISPATCH_PATH, status=502, times=2)
+    pending = ask(agent_stack)
+    await agent_stack.wait_for_issue(1)
+    await sent_until_done(agent_stack)
+    tries = [
+        r.status for r in agent_stack.sandbox.sandbox.requests if r.path.endswith("/dispatches")
+    ]
+    assert tries == [502, 502, 204]
+    assert len(agent_stack.sandbox.sandbox.dispatches) == 1
+    replies = await agent_stack.bot_replies(1)
+    assert not any("could not be started" in body for body in replies)
+    pending.cancel()
+
+
+async def test_a_ticket_for_another_model_dispatches_nothing(agent_stack: Stack) -> None:
+    """Only the routed model's tickets go to alice's agent."""
+    host_alices_workflow(agent_stack)
+    create = agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    pending = asyncio.create_task(create)
+    await agent_stack.wait_for_issue(1)
+    await agent_stack.desk.followups.drain()
+    assert agent_stack.sandbox.sandbox.dispatches == []
+    assert await agent_stack.bot_replies(1) == []
+    pending.cancel()
+
+
+def test_a_routes_setting_that_does_not_parse_stops_serve_and_tells_the_operator(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``serve`` with a malformed TICKETPROXY_AGENT_ROUTES exits 2 naming the variable."""
+    code = main(["serve"], {VARIABLE: "gpt-4-turbo"})
+    assert code == 2
+    err = capsys.readouterr().err
+    assert VARIABLE in err
+    assert "WHAT=TARGET" in err
+
+
+def test_ticketproxys_dispatch_body_matches_githubs_description() -> None:
+    """The body ticketproxy sends has ``ref`` and string ``inputs`` within GitHub's limit."""
+    path = "/repos/{owner}/{repo}/actions/workflows/{workflow_id}/dispatches"
+    schema = spec()["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert schema["required"] == ["ref"]
+    assert schema["properties"]["inputs"]["maxProperties"] == MAX_INPUTS
+    assert dispatch_path(FORK, "agent.yml") == (
+        "/repos/alice/ticketproxy-agent/actions/workflows/agent.yml/dispatches"
+    )
