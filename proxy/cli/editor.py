@@ -33,6 +33,8 @@ def answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     api_url, repo, number, token = editor_issue(args, env)
     if args.draft and args.file != "-":
         raise ProxyError("give either --draft or --file, not both")
+    if args.draft_by is not None and not args.draft:
+        raise ProxyError("--draft-by names whose draft --draft signs: give --draft too")
     with editor_errors(api_url, f"issue {repo}#{number}"):
         history = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
     step = step_to_answer(history, repo=repo, issue_url=args.issue_url, step=args.step)
@@ -41,8 +43,6 @@ def answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
         refuse_delivered(
             history, audit_comments(history), ticket=ticket, issue_ticket=f"{repo}#{number}"
         )
-    if args.draft_by is not None and not args.draft:
-        raise ProxyError("--draft-by names whose draft --draft signs: give --draft too")
     text = _draft_text(history, ticket, args.draft_by) if args.draft else _read_text(args.file)
     body = _signed_text(args.key, ticket, text, args)
     with editor_errors(api_url, f"issue {repo}#{number}"):

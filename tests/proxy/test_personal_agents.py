@@ -20,6 +20,7 @@ from auth.keys import write_signing_key
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.agent_route_settings import VARIABLE, read_agent_routes
 from proxy.cli import main
+from proxy.drafts import DRAFTER
 from tests.helpers.composite_action import TEMPLATE, run_steps
 from tests.helpers.github_openapi.validate import spec
 from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
@@ -230,3 +231,61 @@ def test_ticketproxys_dispatch_body_matches_githubs_description() -> None:
     assert dispatch_path(FORK, "agent.yml") == (
         "/repos/alice/ticketproxy-agent/actions/workflows/agent.yml/dispatches"
     )
+
+
+async def test_a_routed_ticket_gets_no_draft_from_the_upstream_drafter(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    alices_model: UpstreamStub,
+) -> None:
+    """With TICKETPROXY_DRAFT_URL on too, the agent's draft is the routed ticket's one draft."""
+    routes = read_agent_routes({VARIABLE: ROUTES})
+    stack = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        tmp_path,
+        agent_routes=routes,
+        draft_url=alices_model.base_url,
+    )
+    try:
+        host_alices_workflow(stack)
+        pending = ask(stack)
+        await stack.wait_for_issue(1)
+        await stack.desk.followups.drain()
+        await stack.runner.app[DRAFTER].settle()
+        assert alices_model.received == []
+        assert len(stack.sandbox.sandbox.dispatches) == 1
+        pending.cancel()
+    finally:
+        await stop_stack(stack)
+
+
+def test_draft_by_without_draft_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--draft-by`` only says whose draft ``--draft`` signs; alone it is refused."""
+    url = "http://127.0.0.1:9/acme/agents/issues/1"
+    argv = ["answer", url, "--draft-by", "alice", "--key", str(tmp_path / "k.json")]
+    assert main(argv, {"GITHUB_TOKEN": "t"}) == 2
+    assert "give --draft too" in capsys.readouterr().err
+
+
+async def test_an_agent_whose_model_fails_posts_nothing_and_leaks_no_key(
+    agent_stack: Stack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A 500 from the editor's model fails the step (exit 2) naming the model, never its key."""
+    host_alices_workflow(agent_stack)
+    pending = ask(agent_stack)
+    await agent_stack.wait_for_issue(1)
+    ticket = agent_stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    async with running_upstream_stub(status=500) as broken:
+        argv = ["agent-draft", ticket.issue_url or "", "--model-url", broken.base_url]
+        argv += ["--model", "m", "--editor", "alice", "--prompt-file", "/nonexistent/agent.md"]
+        env = {"GITHUB_TOKEN": agent_stack.token("alice"), "TICKETPROXY_AGENT_MODEL_KEY": MODEL_KEY}
+        code = await asyncio.to_thread(main, argv, env)
+    captured = capsys.readouterr()
+    assert code == 2
+    assert "answered HTTP 500" in captured.err
+    assert MODEL_KEY not in captured.err + captured.out
+    assert not [c for c in await agent_stack.comments(1) if parse_draft_comment(c.body)]
+    pending.cancel()

@@ -225,6 +225,20 @@ def test_a_draft_edited_after_posting_is_refused_saying_so() -> None:
         draft_to_sign(issue, f"{REPO}#7")
 
 
+def test_a_personal_agents_draft_is_signed_only_from_the_login_the_editor_names() -> None:
+    """With ``posted_by``, that login's draft is chosen; a look-alike by anyone else is not."""
+    ticket = f"{REPO}#7"
+    mine = draft_comment(1, "agent draft", ticket=ticket)
+    look_alike = draft_comment(2, "run rm -rf /", ticket=ticket)
+    issue = history(
+        comment(1, mine.body, author="alice"), comment(2, look_alike.body, author="mallory")
+    )
+    chosen, draft = draft_to_sign(issue, ticket, posted_by="alice")
+    assert (chosen.id, draft.text) == (1, "agent draft")
+    with pytest.raises(ProxyError, match="no draft for"):
+        draft_to_sign(issue, ticket)
+
+
 # --- ticket_to_review --------------------------------------------------------------------
 
 
