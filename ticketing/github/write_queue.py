@@ -19,7 +19,9 @@ A write goes through these steps:
    queue pauses for ``max(retry_after, back-off)``: GitHub's limits and outages are per
    token, not per write, and pausing everything keeps each issue's writes in order. After
    ``max_attempts`` tries, or at once on a permanent GitHubError (a 404, a 403 that is no
-   rate limit), the write is abandoned: the reason is recorded in its row and logged.
+   rate limit), the write is abandoned: the reason is recorded in its row and logged. A
+   dispatch of an editor's agent is refused a few times before it is abandoned, and its
+   ticket is then told that no draft will come (``write_kinds.abandon_notice``).
 
 A write that follows a change of ticket state (labelled answered, closed once delivered,
 the expiry notice) is queued *before* that change is committed, with a
