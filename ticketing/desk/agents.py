@@ -45,10 +45,13 @@ def dispatch_to_agent(
 ) -> AgentRoute | None:
     """Queue the dispatch of the agent this ticket is routed to; return its route, or None.
 
-    A ticket with no route gets None (the upstream drafter may draft it). A routed ticket
-    whose draft was claimed already (a retry, another replica) gets its route and nothing
-    is queued again.
+    A ticket with no route, or a later step of an agent run, gets None (the upstream
+    drafter may draft it). A routed ticket whose draft was claimed already (a retry,
+    another replica) gets its route and nothing is queued again.
     """
+    if ticket.step != 1:
+        # The agent drafts for the issue (its first step); a run's later steps are not routed.
+        return None
     route = route_for(routes, model=request.model, client=request.client)
     if route is None:
         return None
