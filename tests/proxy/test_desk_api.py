@@ -6,13 +6,15 @@ Every response read here is checked against the API's OpenAPI description.
 from __future__ import annotations
 
 import asyncio
+import re
 
+import aiohttp
 from openapi_spec_validator import validate
 
 from auth.roles import Act
 from proxy.desk_api.routes import openapi_description
 from tests.helpers.desk_api import DeskApi, EventStream
-from tests.helpers.desk_page import PROMPT
+from tests.helpers.desk_page import PROMPT, desk_url
 from tests.helpers.review_flow import DANGEROUS, SHELL, ask
 from tests.helpers.stack import REPO, Stack
 
@@ -170,3 +172,18 @@ async def test_events_need_the_desk_token(guarded_stack: Stack) -> None:
     status, data = await DeskApi(guarded_stack).get("events")
     assert status == 403
     assert "TICKETPROXY_DESK_TOKEN" in data["error"]
+
+
+async def test_page_talks_only_to_its_own_server_through_the_versioned_api(
+    desk_stack: Stack,
+) -> None:
+    """The page's script uses ``/desk/api/v1`` only, and its CSP lets it reach no GitHub."""
+    async with aiohttp.ClientSession() as session:
+        async with session.get(desk_url(desk_stack)) as response:
+            policy = response.headers["Content-Security-Policy"]
+        async with session.get(desk_url(desk_stack, "desk.js")) as response:
+            script = await response.text()
+    assert "connect-src 'self';" in policy
+    assert "/desk/api/v1/" in script
+    assert re.search(r"/desk/api/(?!v1/)", script) is None
+    assert "/repos/" not in script
