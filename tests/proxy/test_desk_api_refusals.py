@@ -6,12 +6,15 @@ Every response read through :class:`DeskApi` is checked against the OpenAPI desc
 from __future__ import annotations
 
 import asyncio
+import io
+import logging
 from typing import Any
 from unittest import mock
 
 from aiohttp import web
 from aiohttp.test_utils import make_mocked_request
 
+from proxy.access_log import REDACTED, AccessLog
 from proxy.desk_api.routes import guarded, list_tickets
 from proxy.desk_page import DESK_PAGE, DeskPageSettings
 from tests.helpers.desk_api import DeskApi
@@ -236,3 +239,18 @@ async def test_github_down_is_a_503_and_nothing_is_lost(desk_stack: Stack) -> No
     status, _ = await api.post_comment(1, signed, github_token=desk_stack.token("alice"))
     pending.cancel()
     assert status == 201
+
+
+def test_editors_github_token_is_never_written_to_the_access_log() -> None:
+    """An access-log format asking for X-GitHub-Token gets ``[redacted]``, never the token."""
+    stream = io.StringIO()
+    logger = logging.getLogger("tests.desk_api.access_log")
+    logger.addHandler(logging.StreamHandler(stream))
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    request = make_mocked_request(
+        "POST", "/desk/api/v1/tickets/1/comments", headers={"X-GitHub-Token": "ghp_secret_1"}
+    )
+    AccessLog(logger, "%r %{X-GitHub-Token}i").log(request, web.Response(status=201), 0.01)
+    assert "ghp_secret_1" not in stream.getvalue()
+    assert REDACTED in stream.getvalue()
