@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import asyncio
 import re
+from pathlib import Path
 
 import aiohttp
 from openapi_spec_validator import validate
 
 from auth.roles import Act
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.desk_api.routes import openapi_description
 from tests.helpers.desk_api import DeskApi, EventStream
-from tests.helpers.desk_page import PROMPT, desk_url
+from tests.helpers.desk_page import PROMPT, desk_url, start_desk_stack
 from tests.helpers.review_flow import DANGEROUS, SHELL, ask
-from tests.helpers.stack import REPO, Stack
+from tests.helpers.stack import REPO, Stack, stop_stack
 
 
 def test_openapi_description_is_valid_openapi_3_1() -> None:
@@ -187,3 +189,24 @@ async def test_page_talks_only_to_its_own_server_through_the_versioned_api(
     assert "/desk/api/v1/" in script
     assert re.search(r"/desk/api/(?!v1/)", script) is None
     assert "/repos/" not in script
+
+
+async def test_events_tell_a_ticket_nobody_answered_expired(short_stack: Stack) -> None:
+    """A ticket past its deadline is told as ``ticket.expired``, so views drop it."""
+    async with EventStream(short_stack) as events:
+        pending = asyncio.create_task(
+            short_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+        )
+        await events.until({"ticket.opened", "ticket.expired"})
+        await asyncio.wait_for(pending, 10)
+
+
+async def test_open_event_stream_does_not_hold_up_shutdown(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """Stopping the server ends an open event stream at once instead of waiting for it."""
+    stack = await start_desk_stack(github_sandbox, sandbox_config, tmp_path)
+    async with EventStream(stack):
+        started = asyncio.get_running_loop().time()
+        await stop_stack(stack)
+        assert asyncio.get_running_loop().time() - started < 2.0
