@@ -26,6 +26,7 @@ from embedded_github import render_markdown
 from ticketing.desk import Desk, decode_release
 from ticketing.render.redact import redact_request
 from ticketing.render.templates import answer_template
+from ticketing.render.ticket import ticket_title
 from ticketing.request import ChatRequest
 from ticketing.store.model import Ticket, TicketState
 
@@ -161,12 +162,12 @@ def listed(app: web.Application, desk: Desk, ticket: Ticket) -> shapes.ListedTic
 
 
 def title_of(app: web.Application, desk: Desk, ticket: Ticket) -> str:
-    """Return the ticket's issue title, rendered once and kept."""
+    """Return the ticket's title (from the redacted request, without rendering it), kept."""
     titles = app[TITLES]
     title = titles.get(ticket.id)
     if title is None:
-        stored = desk.store.request_for(ticket.id)
-        title = desk.render(ticket, ChatRequest.from_json(stored)).title if stored else ""
+        request = stored_request(desk, ticket)
+        title = "" if request is None else ticket_title(request, step=ticket.step)
         if len(titles) >= _TITLES_KEPT:
             titles.pop(next(iter(titles)))
         titles[ticket.id] = title
@@ -178,8 +179,11 @@ def ticket_detail(
 ) -> dict[str, Any]:
     """Describe one ticket: list entry, parts, template, draft, review, signing terms."""
     detail = shapes.list_entry(listed(app, desk, ticket), now=now)
+    stored = desk.store.request_for(ticket.id)
+    # The body as GitHub shows it (rendering redacts, and notes what it redacted); the
+    # parts from the redacted request, so no secret of the agent reaches a client.
+    body = desk.render(ticket, ChatRequest.from_json(stored)).body if stored else ""
     request = stored_request(desk, ticket)
-    body = desk.render(ticket, request).body if request is not None else ""
     detail["body"] = body
     detail["body_html"] = render_markdown(body)
     detail.update(shapes.request_parts(request, render_markdown))

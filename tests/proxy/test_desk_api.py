@@ -6,6 +6,7 @@ Every response read here is checked against the API's OpenAPI description.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 
@@ -210,3 +211,20 @@ async def test_open_event_stream_does_not_hold_up_shutdown(
         started = asyncio.get_running_loop().time()
         await stop_stack(stack)
         assert asyncio.get_running_loop().time() - started < 2.0
+
+
+async def test_secret_in_the_prompt_never_reaches_a_desk_api_client(desk_stack: Stack) -> None:
+    """A key the agent pasted is redacted in the list, the parts and the body alike."""
+    secret = "ghp_" + "a1B2c3D4e5" * 4
+    prompt = [{"role": "user", "content": f"Use the token {secret} to open a PR."}]
+    pending = asyncio.create_task(
+        desk_stack.openai().chat.completions.create(model="gpt-4o", messages=prompt)
+    )
+    await desk_stack.wait_for_issue(1)
+    api = DeskApi(desk_stack)
+    _, listed = await api.get("tickets")
+    _, detail = await api.get("tickets/1")
+    pending.cancel()
+    assert secret not in json.dumps(listed)
+    assert secret not in json.dumps(detail)
+    assert "open a PR" in detail["newest_message"]["content"]
