@@ -9,6 +9,7 @@ Modules:
 
 - ``server``: the :class:`Sandbox`, its aiohttp application, and starting it on a port.
 - ``config``: the users, Apps and repositories it hosts, and the JSON file that lists them.
+- ``users_file``: that file re-read while it runs, so a person added to it signs in at once.
 - ``state``: what the API and the pages share: store, users, repositories, tokens, clock.
 - ``dispatch``: the API's front door, in GitHub's order, and the log of requests answered.
 - ``callers``: who is calling (token, App JWT or address) and GitHub's refusals.

@@ -20,6 +20,7 @@ from embedded_github.limits import CreationRateLimiter, PrimaryRateLimiter
 from embedded_github.state import SandboxState
 from embedded_github.store import SandboxStore
 from embedded_github.timestamps import utc_now
+from embedded_github.users_file import UsersFileWatch
 from embedded_github.web_pages import WebPages
 from embedded_github.webhooks import WebhookDelivery, WebhookSender, WebhookTarget
 from embedded_github.workflows import DispatchRecord, SandboxWorkflow
@@ -177,9 +178,13 @@ class RunningSandbox:
     api_url: str
     web_url: str
     runner: web.AppRunner
+    # Set when started with a users file: people added to it are registered as it runs.
+    users_watch: UsersFileWatch | None = None
 
     async def stop(self) -> None:
         """Stop serving; the sandbox's state stays readable."""
+        if self.users_watch is not None:
+            await self.users_watch.stop()
         await self.runner.cleanup()
 
 
@@ -189,8 +194,13 @@ async def start_sandbox(
     host: str = "127.0.0.1",
     port: int = 0,
     middlewares: Iterable[Middleware] = (),
+    users_file: Path | None = None,
 ) -> RunningSandbox:
-    """Serve a sandbox on ``host:port`` (port 0 picks a free one)."""
+    """Serve a sandbox on ``host:port`` (port 0 picks a free one).
+
+    With ``users_file`` (the file its users came from), users added to that file while it
+    runs are registered (see :mod:`embedded_github.users_file`).
+    """
     runner = web.AppRunner(sandbox.create_app(middlewares=middlewares), access_log=None)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
@@ -199,6 +209,14 @@ async def start_sandbox(
     shown = f"[{bound_host}]" if ":" in str(bound_host) else str(bound_host)
     web_url = f"http://{shown}:{bound_port}"
     sandbox.webhooks.origin = web_url
+    watch = None
+    if users_file is not None:
+        watch = UsersFileWatch(sandbox, users_file)
+        watch.start()
     return RunningSandbox(
-        sandbox=sandbox, api_url=f"{web_url}{API_PREFIX}", web_url=web_url, runner=runner
+        sandbox=sandbox,
+        api_url=f"{web_url}{API_PREFIX}",
+        web_url=web_url,
+        runner=runner,
+        users_watch=watch,
     )

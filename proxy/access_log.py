@@ -30,7 +30,16 @@ _QUERY_SECRET = re.compile(
 _USERINFO = re.compile(r"(?P<scheme>\b[a-z][a-z0-9+.\-]*://)[^/?#\s@\"']+@", re.IGNORECASE)
 # Headers whose whole value is a credential: never written, whatever the format asks for.
 SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
+    {
+        "authorization",
+        "proxy-authorization",
+        "cookie",
+        "set-cookie",
+        "x-api-key",
+        "api-key",
+        # The editor's own GitHub token, sent to the desk API with a signed comment.
+        "x-github-token",
+    }
 )
 
 

@@ -23,6 +23,7 @@ from ticketing.github.client import GitHubClient
 from .a2a.routes import install_a2a
 from .agent_protocol.routes import install_agent_protocol
 from .completion_flow import cancel_openings, install_front
+from .desk_api import install_desk_api
 from .desk_factories import (
     CoordinatorFactory,
     GitHubFactory,
@@ -160,6 +161,7 @@ def create_app(
         DeskPageSettings.from_settings(settings),
         clock=clock,
     )
+    install_desk_api(app)
     app.router.add_get("/readyz", readyz)
     metrics = install_metrics(app, token=settings.metrics_token)
     # The one middleware (see proxy/front_door.py): Host, Origin and content type before the

@@ -4,17 +4,19 @@ The list also holds the tickets that expired in the last hour, shown read-only. 
 with a posted draft (:mod:`proxy.drafts`) carries its exact text, so an editor can sign it
 unchanged in one click, or edit it first; either way it is an ordinary signed answer.
 
-The page is static (``proxy/static/``); it reads tickets from ``/desk/api/*``. Private keys
+The page is static (``proxy/static/``); it reads tickets from the desk API
+(:mod:`proxy.desk_api`, ``/desk/api/v1``) and posts signed comments through it. Private keys
 never reach the server: the browser imports the editor's key file into WebCrypto as a
-non-extractable key and signs there, so these routes only ever serve what the issue shows.
+non-extractable key and signs there. The unversioned ``/desk/api/*`` reads below are kept,
+unchanged, for scripts written against them; nothing here uses them any more.
 
 Access: with no desk token configured the desk answers loopback clients only (a browser on
 this machine); with ``TICKETPROXY_DESK_TOKEN`` set it answers whoever presents that token as
 ``Authorization: Bearer <token>`` (what the page sends), the ``ticketproxy_desk_token``
 cookie, or ``?token=<token>``. The desk is for editors, not agents, so the client API keys of
-``/v1`` do not open it. Its routes only read: posting a signed comment goes from the browser
-straight to GitHub with the editor's own token, so there is nothing here to forge a request
-to (no CSRF target); :mod:`proxy.origin_checks` still refuses foreign Hosts and Origins.
+``/v1`` do not open it. :mod:`proxy.origin_checks` refuses foreign Hosts and Origins and
+non-JSON POSTs; the desk API's one POST adds its own CSRF rule (see
+:mod:`proxy.desk_api.posting`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
 from typing import Any
-from urllib.parse import urlsplit
 
 from aiohttp import web
 
@@ -150,12 +151,11 @@ async def _redirect_to_page(request: web.Request) -> web.StreamResponse:
 
 
 async def _page(request: web.Request) -> web.StreamResponse:
-    settings = request.app[DESK_PAGE]
-    api = urlsplit(settings.github_api_url)
-    # The page may talk only to this proxy and to GitHub's API; no inline script at all.
+    # The page talks only to this proxy (it posts through the desk API, not to GitHub); no
+    # inline script at all.
     policy = (
         "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-        f"img-src 'self' data:; connect-src 'self' {api.scheme}://{api.netloc}; "
+        "img-src 'self' data:; connect-src 'self'; "
         "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     )
     return web.Response(

@@ -38,6 +38,8 @@ from .startup import KEYRING_VARIABLE
 BOT_LOGIN = "ticketproxy-bot"
 DEMO_EDITOR = "alice"
 DEMO_EDITOR_ID = 1001
+# In the data directory: the embedded GitHub's users and their tokens (mode 0600).
+SANDBOX_USERS_FILE = "sandbox-users.json"
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +64,7 @@ def ensure_demo_identity(settings: Settings) -> DemoIdentity:
     """
     data = settings.data_dir
     data.mkdir(parents=True, exist_ok=True)
-    config = _sandbox_config(settings, data / "sandbox-users.json")
+    config = _sandbox_config(settings, data / SANDBOX_USERS_FILE)
     users = {user.login: user for user in config.users}
     editor_key = data / f"{DEMO_EDITOR}.key"
     _ensure_demo_key(settings, editor_key)
@@ -146,7 +148,13 @@ async def start_embedded_github(
     sandbox = Sandbox(identity.config, db_path=settings.data_dir / "sandbox.sqlite3")
     try:
         # Always loopback: the sandbox's page lets anyone who reaches it post as any user.
-        running = await start_sandbox(sandbox, host="127.0.0.1", port=settings.sandbox_port)
+        running = await start_sandbox(
+            sandbox,
+            host="127.0.0.1",
+            port=settings.sandbox_port,
+            # `ticketproxy sandbox add-user` adds people to it while this runs.
+            users_file=settings.data_dir / SANDBOX_USERS_FILE,
+        )
     except OSError as exc:
         sandbox.close()
         if exc.errno != errno.EADDRINUSE:

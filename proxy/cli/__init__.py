@@ -1,12 +1,12 @@
 """The ``ticketproxy`` command: serve, run the GitHub sandbox, make keys, sign, answer, review.
 
 One module per group of commands: :mod:`proxy.cli.serve` (``serve``, ``github-sandbox``),
-:mod:`proxy.cli.keys` (``keygen``), :mod:`proxy.cli.editor` (``sign``, ``answer``),
-:mod:`proxy.cli.review` (``approve``, ``reject``), :mod:`proxy.cli.audit` (``audit``) and
-:mod:`proxy.cli.agent_draft` (``agent-draft``, a personal agent's step).
-:mod:`proxy.cli.parser` holds the arguments, :mod:`proxy.cli.rules` the editor's and
-reviewer's rules as pure functions, and :mod:`proxy.cli.variables` which settings each
-command reads.
+:mod:`proxy.cli.sandbox_users` (``sandbox add-user``), :mod:`proxy.cli.keys` (``keygen``),
+:mod:`proxy.cli.editor` (``sign``, ``answer``), :mod:`proxy.cli.review` (``approve``,
+``reject``), :mod:`proxy.cli.audit` (``audit``) and :mod:`proxy.cli.agent_draft`
+(``agent-draft``, a personal agent's step). :mod:`proxy.cli.parser` holds the arguments,
+:mod:`proxy.cli.rules` the editor's and reviewer's rules as pure functions, and
+:mod:`proxy.cli.variables` which settings each command reads.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from proxy.cli.editor import answer, sign
 from proxy.cli.keys import keygen
 from proxy.cli.parser import build_parser
 from proxy.cli.review import review
+from proxy.cli.sandbox_users import add_user
 from proxy.cli.serve import run_sandbox, serve
 from proxy.cli.variables import (
     LOG_VARIABLES,
@@ -57,6 +58,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             asyncio.run(serve(settings))
         elif args.command == "github-sandbox":
             asyncio.run(run_sandbox(Settings.from_env(without(env, TOKEN_VARIABLES)), args))
+        elif args.command == "sandbox":
+            add_user(Settings.from_env(only(env, PATH_VARIABLES)), args)
         elif args.command == "keygen":
             keygen(Settings.from_env(only(env, PATH_VARIABLES)), args, env)
         elif args.command == "sign":

@@ -16,7 +16,7 @@ from proxy.settings import Settings
 def keygen(settings: Settings, args: argparse.Namespace, env: Mapping[str, str]) -> None:
     """Make a signing key pair, write the private key, and trust the public one."""
     # Check everything before the key is written, so an error leaves no orphan key file.
-    roles = _roles(args.roles)
+    roles = parse_roles(args.roles)
     if args.user_id is not None and args.user_id <= 0:
         raise ProxyError(f"--user-id {args.user_id} is not a GitHub account id (a positive number)")
     keyring = args.keyring or settings.keyring_path
@@ -33,7 +33,8 @@ def keygen(settings: Settings, args: argparse.Namespace, env: Mapping[str, str])
     print(f"public key {key.kid} for {args.login} ({', '.join(roles)}) added to {keyring}")
 
 
-def _roles(raw: str) -> list[Role]:
+def parse_roles(raw: str) -> list[Role]:
+    """Read ``--roles`` (``editor,reviewer``); an unknown or empty list is refused."""
     known = ", ".join(role.value for role in Role)
     names = [name.strip() for name in raw.split(",") if name.strip()]
     unknown = [name for name in names if name not in {role.value for role in Role}]

@@ -45,6 +45,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--users", type=Path, help="users file (default DATA_DIR/sandbox-users.json)"
     )
 
+    people = commands.add_parser("sandbox", help="manage the embedded GitHub while it runs")
+    people_commands = people.add_subparsers(dest="sandbox_command", required=True)
+    add_user = people_commands.add_parser(
+        "add-user", help="add a person to the embedded GitHub and the keyring, no restart"
+    )
+    add_user.add_argument("login", help="their GitHub login in the sandbox")
+    add_user.add_argument("--roles", default="editor", help="comma list: editor,reviewer")
+    add_user.add_argument("--permission", choices=["write", "read", "admin"], default="write")
+    add_user.add_argument("--out", type=Path, help="private key file (default DATA_DIR/LOGIN.key)")
+
     keygen = commands.add_parser("keygen", help="make a signing key pair and add it to the keyring")
     keygen.add_argument("--login", required=True, help="your GitHub login")
     keygen.add_argument("--roles", default="editor", help="comma list: editor,reviewer")

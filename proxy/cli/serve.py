@@ -140,7 +140,7 @@ async def run_sandbox(settings: Settings, args: argparse.Namespace) -> None:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     sandbox = Sandbox(config, db_path=settings.data_dir / "sandbox.sqlite3")
     try:
-        running = await start_sandbox(sandbox, host=args.host, port=args.port)
+        running = await start_sandbox(sandbox, host=args.host, port=args.port, users_file=users)
         try:
             print(
                 f"GitHub sandbox: pages {loopback_url(running.web_url)} "

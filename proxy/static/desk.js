@@ -99,13 +99,17 @@ function showSigner() {
 
 // --- the proxy's desk API --------------------------------------------------------------
 
-async function deskApi(path) {
-  const headers = state.deskToken ? { Authorization: `Bearer ${state.deskToken}` } : {};
-  const response = await fetch(`/desk/api/${path}`, { headers, cache: "no-store" });
+// The versioned desk API (docs/desk-api.md): every read, and the post of a signed comment.
+async function deskApi(path, options = {}) {
+  const headers = { ...(options.headers || {}) };
+  if (state.deskToken) headers.Authorization = `Bearer ${state.deskToken}`;
+  const response = await fetch(`/desk/api/v1/${path}`, { ...options, headers, cache: "no-store" });
   const data = await response.json();
   if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
   return data;
 }
+
+const STATE_NAMES = { open: "awaiting answer", "needs-review": "needs review" };
 
 function say(message, isError = false) {
   $("status").textContent = message;
@@ -119,7 +123,9 @@ function age(seconds) {
 }
 
 async function loadTickets() {
+  // Pending first, then those that expired in the last hour (shown read-only).
   const { tickets } = await deskApi("tickets");
+  tickets.push(...(await deskApi("tickets?state=expired")).tickets);
   const list = $("tickets");
   list.replaceChildren();
   for (const ticket of tickets) {
@@ -129,7 +135,7 @@ async function loadTickets() {
     item.textContent = ticket.step > 1 ? `#${ticket.number} step ${ticket.step} ` : `#${ticket.number} `;
     const info = document.createElement("span");
     info.className = "state";
-    info.textContent = `${ticket.state}, ${age(ticket.age_seconds)} old`;
+    info.textContent = `${STATE_NAMES[ticket.state] || ticket.state}, ${age(ticket.age)} old`;
     item.append(info);
     item.addEventListener("click", () => openTicket(ticket.number).catch((e) => say(e.message, true)));
     list.append(item);
@@ -144,9 +150,9 @@ async function openTicket(number) {
     item.classList.toggle("open", item.dataset.number === String(number));
   }
   $("ticket").hidden = false;
-  $("ticket-link").textContent = ticket.ref;
+  $("ticket-link").textContent = ticket.reference;
   $("ticket-link").href = ticket.url || "#";
-  $("ticket-state").textContent = ticket.state;
+  $("ticket-state").textContent = STATE_NAMES[ticket.state] || ticket.state;
   // body_html is rendered and sanitised on the server (embedded_github.markdown_html: no raw
   // HTML, safe links only), the same renderer as the embedded GitHub's issue page.
   $("ticket-body").innerHTML = ticket.body_html;
@@ -156,21 +162,21 @@ async function openTicket(number) {
   $("answering").hidden = ticket.read_only;
   const draft = ticket.draft;
   $("draft").hidden = !draft;
-  $("draft-actions").hidden = Boolean(ticket.read_only || ticket.candidate);
+  $("draft-actions").hidden = Boolean(ticket.read_only || ticket.review);
   if (draft) {
     $("draft-model").textContent = draft.model;
     $("draft-text").textContent = draft.text;
   }
-  const review = ticket.candidate;
+  const review = ticket.review;
   $("review").hidden = !review;
   $("approve").hidden = $("reject").hidden = !review;
   $("sign").hidden = Boolean(review);
   $("answer-label").textContent = review ? "Review note" : "Answer";
-  $("answer").value = review ? "" : ticket.template;
+  $("answer").value = review ? "" : ticket.answer_template;
   if (review) {
     $("cand-signer").textContent = review.signer;
     $("cand-text").textContent = review.text;
-    $("cand-digest").textContent = review.digest;
+    $("cand-digest").textContent = review.answer_sha256;
     $("cand-commands").replaceChildren(...review.commands.map((c) => {
       const li = document.createElement("li");
       li.textContent = c;
@@ -179,19 +185,20 @@ async function openTicket(number) {
   }
   $("signed").value = "";
   $("post").disabled = $("copy").disabled = true;
-  say(`Opened ${ticket.ref}.`);
+  say(`Opened ${ticket.reference}.`);
 }
 
 async function sign(act, text = $("answer").value) {
   if (!state.signer) throw new Error("import your private key file first");
   if (!state.ticket) throw new Error("open a ticket first");
   if (state.ticket.read_only) throw new Error("this ticket expired; it takes no answer");
-  const judgedDigest = act === "answer" ? null : state.ticket.candidate.digest;
+  const { signing } = state.ticket;
+  const judgedDigest = act === "answer" ? null : signing.answer_sha256;
   $("signed").value = await signComment(text, {
-    ticket: state.ticket.ref, signer: state.signer, act, judgedDigest,
+    ticket: signing.ticket, signer: state.signer, act, judgedDigest,
   });
   $("post").disabled = $("copy").disabled = false;
-  say(`Signed (${act}) as ${state.signer.login} for ${state.ticket.ref}.`);
+  say(`Signed (${act}) as ${state.signer.login} for ${signing.ticket}.`);
 }
 
 // One click: sign the model's draft exactly as drafted, and post it as this editor's answer.
@@ -199,7 +206,7 @@ async function signDraft() {
   const draft = state.ticket && state.ticket.draft;
   if (!draft) throw new Error("this ticket has no draft");
   if (!$("gh-token").value.trim()) throw new Error("enter your GitHub token to post");
-  if (await textDigest(draft.text) !== draft.digest) {
+  if (await textDigest(draft.text) !== draft.sha256) {
     throw new Error("the draft does not match its sha256; edit it instead");
   }
   await sign("answer", draft.text);
@@ -219,22 +226,14 @@ async function postComment() {
   const token = $("gh-token").value.trim();
   if (!token) throw new Error("enter your GitHub token to post");
   sessionStorage.setItem("ticketproxy-gh-token", token);
-  const api = $("api-base").value.trim().replace(/\/+$/, "");
-  // The reference may name a step of an agent run (owner/repo#12/3): post on issue 12.
-  const repo = state.ticket.ref.split("#")[0];
-  const number = state.ticket.number;
-  const response = await fetch(`${api}/repos/${repo}/issues/${number}/comments`, {
+  // Through the desk API, which checks the signature is for this ticket and posts it as
+  // this editor with their own token (a step of a run, owner/repo#12/3, goes on issue 12).
+  const data = await deskApi(`tickets/${state.ticket.number}/comments`, {
     method: "POST",
-    headers: {
-      Authorization: `Bearer ${token}`,
-      Accept: "application/vnd.github+json",
-      "Content-Type": "application/json",
-    },
+    headers: { "Content-Type": "application/json", "X-GitHub-Token": token },
     body: JSON.stringify({ body: $("signed").value }),
   });
-  const data = await response.json().catch(() => ({}));
-  if (!response.ok) throw new Error(`GitHub said ${response.status}: ${data.message || ""}`);
-  say(`Posted: ${data.html_url || "comment created"}`);
+  say(`Posted: ${data.comment.url}`);
   $("post").disabled = true;
 }
 
@@ -287,7 +286,6 @@ async function start() {
     say("Signed comment copied.");
   });
   state.config = await deskApi("config");
-  $("api-base").value = state.config.github_api_url;
   await loadTickets();
   if (linked) await openTicket(Number(linked));
 }

@@ -14,8 +14,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,10 +21,10 @@ import pytest
 from auth.keyring import Keyring
 from auth.keys import load_signing_key
 from proxy.cli import main
+from tests.helpers.serving import serve_env, serving
 
 pytestmark = pytest.mark.slow
 
-TICKETPROXY = Path(sys.executable).with_name("ticketproxy")
 # Replaces one step of proxy.embedded's set-up with a SIGKILL of the process itself.
 KILLED_AT = """
 import os, signal, sys
@@ -37,19 +35,9 @@ def killed(*args, **kwargs):
 
 setattr(proxy.embedded, sys.argv[1], killed)
 from proxy.cli import main
+from tests.helpers.serving import TICKETPROXY, serve_env, serving
 sys.exit(main(["serve", "--port", "0"]))
 """
-
-
-def serve_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """Return a clean environment for ``serve`` on free ports, its data under ``tmp_path``."""
-    return {
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(tmp_path),
-        "TICKETPROXY_DATA_DIR": str(tmp_path / "data"),
-        "TICKETPROXY_SANDBOX_PORT": "0",
-        **extra,
-    }
 
 
 def first_start_killed_at(step: str, env: dict[str, str]) -> None:
@@ -58,32 +46,6 @@ def first_start_killed_at(step: str, env: dict[str, str]) -> None:
         [sys.executable, "-c", KILLED_AT, step], env=env, capture_output=True, timeout=60
     )
     assert result.returncode == -signal.SIGKILL, result.stderr.decode()
-
-
-@contextmanager
-def serving(env: dict[str, str], log: Path) -> Iterator[str]:
-    """Start ``ticketproxy serve``, wait for its banner, yield its output, then stop it."""
-    with log.open("w", encoding="utf-8") as output:
-        process = subprocess.Popen(
-            [str(TICKETPROXY), "serve", "--port", "0"],
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-        try:
-            deadline = time.monotonic() + 30
-            while "ticketproxy answer" not in log.read_text(encoding="utf-8"):
-                assert process.poll() is None, log.read_text(encoding="utf-8")
-                assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
-                time.sleep(0.05)
-            yield log.read_text(encoding="utf-8")
-        finally:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 def banner_line(banner: str, marker: str) -> str:

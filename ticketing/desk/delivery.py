@@ -14,6 +14,7 @@ from ticketing.store.model import TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
 from .settings import LABEL, LABEL_ANSWERED, DeskSettings
+from .wakeups import Announcer
 
 __all__ = ["Delivery"]
 
@@ -29,10 +30,12 @@ class Delivery:
         store: TicketStore,
         followups: WriteQueue,
         delivered: DeliveredOutcomes,
+        announcer: Announcer,
         settings: DeskSettings,
         clock: Clock,
     ) -> None:
         self._store = store
+        self._announcer = announcer
         self._followups = followups
         self._delivered = delivered
         self.settings = settings
@@ -80,6 +83,8 @@ class Delivery:
         now = self._clock()
         if self._store.mark_delivered(ticket.id, now=now):
             log.info("request_id=%s ticket %d delivered", ticket.request_id, ticket.id)
+            # Views (here and on the other replicas) show the answer as received.
+            self._announcer.announce(ticket.id)
             # The close sets the labels: a label write still waiting (the "answered" one
             # queued at acceptance) would only repeat them.
             self._followups.drop_unsent_labels(ticket.issue_number, "the close sets the labels")

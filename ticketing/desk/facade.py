@@ -39,6 +39,7 @@ from .comments import SignedComments
 from .counters import AnswerCounters
 from .delivery import Delivery
 from .drafts import Drafts
+from .events import DeskEvents
 from .finder import AnswerFinder
 from .intake import Intake
 from .outcome import DeliveredOutcomes, Outcome
@@ -82,7 +83,9 @@ class Desk:
         self.coordinator: Coordinator = coordinator or LocalCoordinator()
         self.replica_id = replica_id or new_replica_id()
         self._counters = AnswerCounters()
-        self._announcer = Announcer(self.coordinator)
+        # What views (the desk API's event stream) hear: every change, here or elsewhere.
+        self.events = DeskEvents(store)
+        self._announcer = Announcer(self.coordinator, told=self.events.changed)
         self._delivered = delivered = DeliveredOutcomes(
             window=settings.redeliver_window, clock=clock
         )
@@ -97,6 +100,7 @@ class Desk:
             store=store,
             followups=self.followups,
             delivered=delivered,
+            announcer=self._announcer,
             settings=settings,
             clock=clock,
         )
@@ -198,9 +202,14 @@ class Desk:
     def _changed_elsewhere(self, ticket_id: int) -> None:
         """Wake local waiters (and an idle poller) for a ticket another replica changed."""
         self._waiters.wake(ticket_id)
+        self.events.changed(ticket_id)
         ticket = self.store.get_ticket(ticket_id)
         if ticket is not None and ticket.state.pending:
             self._finder.wake_if_idle()  # a ticket was opened elsewhere: someone must poll
+
+    def keyring(self) -> Keyring:
+        """Return the keyring now (raises KeyringError while it cannot be read)."""
+        return self._keyring()
 
     def keyring_problem(self) -> str | None:
         """Return why the keyring cannot be used now (nothing is judged meanwhile), or None."""

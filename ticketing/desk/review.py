@@ -151,6 +151,8 @@ class Review:
             decision.required_approvals,
             "; ".join(f.rule for f in decision.findings),
         )
+        # Nothing is released, but views (and other replicas' views) show the held answer.
+        self._waiters.notify(ticket.id)
 
     def record(
         self, ticket: Ticket, comment: Comment, candidate: Candidate, verdict: Accepted

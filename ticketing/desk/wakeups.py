@@ -33,14 +33,23 @@ async def cancel_task(task: asyncio.Task[None]) -> None:
 
 
 class Announcer:
-    """Tell the other replicas, in the background, that a ticket changed."""
+    """Tell the other replicas, in the background, that a ticket changed; and this one's views.
 
-    def __init__(self, coordinator: Coordinator) -> None:
+    ``told`` (the desk's :class:`~ticketing.desk.events.DeskEvents`) hears every change
+    announced here, at once; the other replicas' listeners hand theirs to it too.
+    """
+
+    def __init__(
+        self, coordinator: Coordinator, *, told: Callable[[int], None] | None = None
+    ) -> None:
         self._coordinator = coordinator
+        self._told = told
         self._announcing: set[asyncio.Task[None]] = set()
 
     def announce(self, ticket_id: int) -> None:
         """Publish a change without holding up the caller."""
+        if self._told is not None:
+            self._told(ticket_id)
         task = asyncio.create_task(self._publish(ticket_id))
         self._announcing.add(task)
         task.add_done_callback(self._announcing.discard)

@@ -19,9 +19,10 @@ from github.Requester import Requester
 from ticketing.clock import Clock, Sleep, utc_now
 from ticketing.errors import GitHubError
 from ticketing.github.app_auth import ClockedAppAuth, GitHubApp
+from ticketing.github.as_editor import editor_comment
 from ticketing.github.comment_poll import fetch_comment_page
 from ticketing.github.failures import APP_INSTALLATION_VARIABLE
-from ticketing.github.interface import CommentPage, IssueRef
+from ticketing.github.interface import CommentPage, IssueRef, PostedComment
 from ticketing.github.throttle import WriteThrottle
 from ticketing.github.turns import Turn
 from ticketing.github.worker import GitHubWorker
@@ -274,6 +275,12 @@ class GitHubClient:
                 return found
         await self._throttle.acquire()
         return await self._worker.retrying(post, what="post comment", before_retry=already_posted)
+
+    async def post_comment_as(self, number: int, body: str, *, token: str) -> PostedComment:
+        """Post a comment as the editor whose GitHub ``token`` this is, once (see as_editor)."""
+        post = editor_comment(lambda: self._requester, lambda: self._repo.url, number, body, token)
+        await self._throttle.acquire()
+        return await self._worker.call_for_someone_else(post, what="post comment as editor")
 
     async def react(self, comment_id: int, content: str) -> bool:
         """Add a reaction (``eyes``, ``+1``, ``-1`` …) to a comment; False if skipped.

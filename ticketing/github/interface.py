@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from ticketing.errors import GitHubError
 
@@ -49,6 +49,24 @@ class CommentPage:
     rate_remaining: int | None
     rate_limit: int | None = None
     rate_reset: float | None = None  # epoch seconds (x-ratelimit-reset)
+
+
+@dataclass(frozen=True)
+class PostedComment:
+    """A comment posted on an editor's behalf: its id, its address, and who GitHub says wrote it."""
+
+    id: int
+    url: str
+    author: str
+
+
+@runtime_checkable
+class EditorComments(Protocol):
+    """Posting a comment with an editor's own token (the desk API's signed comments)."""
+
+    async def post_comment_as(self, number: int, body: str, *, token: str) -> PostedComment:
+        """Post ``body`` on issue ``number`` as the owner of ``token``, once."""
+        ...
 
 
 class GitHubWrites(Protocol):

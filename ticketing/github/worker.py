@@ -161,6 +161,24 @@ class GitHubWorker:
         self.calls[what, outcome] += 1
         return result
 
+    async def call_for_someone_else(self, fn: Callable[[], T], *, what: str) -> T:
+        """Run one call made with another's credentials (an editor's token), once.
+
+        Its failures are the caller's, not this server's: they are classified but not kept
+        as :attr:`last_failure` (readiness would blame ticketproxy's own credentials), a 401
+        buys no new installation token, and nothing is retried (a repeated POST could post
+        twice).
+        """
+        self.requests_made += 1
+        try:
+            result = await self._run(fn)
+        except Exception as exc:
+            error = classify_github_failure(exc)
+            self.calls[what, str(error.status or "unreachable")] += 1
+            raise error from exc
+        self.calls[what, "2xx"] += 1
+        return result
+
     async def retrying(
         self,
         fn: Callable[[], T],

@@ -206,6 +206,17 @@ def render_step(
     return RenderedTicket(title=title, body=body, continuations=continuations)
 
 
+def ticket_title(request: ChatRequest, *, step: int = 1) -> str:
+    """Return a ticket's title alone, cheaply: the agent and its newest question (pure).
+
+    For lists of tickets; it is the issue's title for step 1, and close to a step's.
+    """
+    agent = agent_name(request)
+    focus = _focus_index(request.messages)
+    line = title_line(request, focus, autogpt_task(request))
+    return render_title(agent, line, step=step if step > 1 else None)
+
+
 def _check_times_and_repo(created: datetime, deadline: datetime, repo: str) -> None:
     """Refuse a naive datetime or a malformed repo before anything is rendered."""
     for moment in (created, deadline):
