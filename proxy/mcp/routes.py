@@ -1,0 +1,263 @@
+"""MCP's streamable HTTP transport at ``/mcp``: a thin adapter over the desk's life cycle.
+
+The client key is a bearer token and a foreign ``Origin`` is refused (the front door does
+both before this module sees the request, as for ``/v1``). ``initialize``, ``ping`` and
+``tools/list`` are answered with JSON. ``tools/call`` opens (or re-attaches to) the ticket
+through ``Desk.submit`` and waits on ``Desk.watch``; while people think it answers with an
+SSE stream that carries a ``notifications/progress`` every heartbeat interval when the call
+gave a ``progressToken`` (a comment line otherwise), then the result. No session is kept:
+the ``Mcp-Session-Id`` given at ``initialize`` only carries the client's name (see
+:func:`proxy.mcp.wire.new_session_id`), so any replica, or this one after a restart, serves
+the next call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+from typing import Any
+
+from aiohttp import hdrs, web
+
+from auth.roles import Act
+from ticketing.desk import Desk, Outcome
+
+from ..bodies import read_body
+from ..errors import APIError, MethodNotAllowed
+from ..fronts import FRONTS, Front, Fronts
+from ..handlers import DESK, SETTINGS
+from ..keepalive import JSON_FRAMING
+from ..middleware import CLIENT, REQUEST_ID
+from .tools import (
+    TOOLS,
+    ToolCall,
+    answer_result,
+    approval_result,
+    expired_result,
+    read_tool_call,
+    refused_result,
+    tool_request,
+)
+from .wire import (
+    SUPPORTED_VERSIONS,
+    McpError,
+    Message,
+    MethodNotFound,
+    agent_of_session,
+    error_json,
+    negotiate_version,
+    new_session_id,
+    progress_json,
+    read_message,
+    result_json,
+    sse_event,
+)
+
+__all__ = ["MCP_PATH", "install_mcp"]
+
+log = logging.getLogger(__name__)
+
+MCP_PATH = "/mcp"
+SESSION_HEADER = "Mcp-Session-Id"
+VERSION_HEADER = "MCP-Protocol-Version"
+_INSTRUCTIONS = (
+    "Use ask_team when you need a person's decision or knowledge, and request_approval "
+    "before a risky action. Answers are signed by people and may take minutes or hours."
+)
+
+
+def _envelope(error: APIError) -> dict[str, Any]:
+    """Return a refusal made before the message was read (key, origin, size) as JSON-RPC's."""
+    code = -32603 if error.status >= 500 else -32600
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": error.message}}
+
+
+def _no_completions(*_: Any) -> Any:
+    raise MethodNotFound("MCP has no completions.")
+
+
+# Registered as a front only for the front door: its error envelope and where its key is.
+MCP_FRONT: Front[None] = Front(
+    name="mcp",
+    parse=_no_completions,
+    render_json=_no_completions,
+    render_stream=_no_completions,
+    stream_framing=JSON_FRAMING,
+    envelope=_envelope,
+)
+
+
+def install_mcp(app: web.Application) -> None:
+    """Serve MCP's streamable HTTP transport at ``/mcp``."""
+    fronts = app.get(FRONTS)
+    if fronts is None:
+        fronts = app[FRONTS] = Fronts()
+    fronts.by_path[MCP_PATH] = MCP_FRONT
+    app.router.add_post(MCP_PATH, post_message)
+    app.router.add_get(MCP_PATH, no_stream)
+    app.router.add_delete(MCP_PATH, no_stream)
+
+
+async def no_stream(request: web.Request) -> web.StreamResponse:
+    """``GET`` and ``DELETE /mcp``: no server-initiated stream, no session to end (405)."""
+    raise MethodNotAllowed(
+        f"{request.method} {MCP_PATH} is not served: this server sends nothing unasked and "
+        "keeps no session; POST each JSON-RPC message.",
+        code="method_not_allowed",
+    )
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("ticketproxy")
+    except importlib.metadata.PackageNotFoundError:
+        return "0"
+
+
+async def post_message(request: web.Request) -> web.StreamResponse:
+    """``POST /mcp``: one JSON-RPC message; a request is answered, a notification taken."""
+    settings = request.app[SETTINGS]
+    raw = await read_body(
+        request,
+        limit=settings.max_body_bytes,
+        refusal="The message is larger than this ticketproxy accepts (TICKETPROXY_MAX_BODY_BYTES).",
+        within=settings.body_timeout,
+        setting="TICKETPROXY_BODY_TIMEOUT",
+    )
+    try:
+        message = read_message(raw)
+    except McpError as exc:
+        return web.json_response(error_json(None, exc), status=400)
+    if not message.is_request:
+        return web.Response(status=202)
+    try:
+        _check_version(request)
+        if message.method == "tools/call":
+            return await call_tool(request, message)
+        result = _answer(message)
+    except McpError as exc:
+        return web.json_response(error_json(message.id, exc))
+    response = web.json_response(result_json(message.id, result))
+    if message.method == "initialize":
+        response.headers[SESSION_HEADER] = new_session_id(message.params)
+    return response
+
+
+def _check_version(request: web.Request) -> None:
+    """Refuse a protocol version header this server does not speak (the spec's 400)."""
+    version = request.headers.get(VERSION_HEADER)
+    if version is not None and version not in SUPPORTED_VERSIONS:
+        raise web.HTTPBadRequest(
+            text=f"MCP-Protocol-Version {version!r} is not served: use one of "
+            f"{', '.join(SUPPORTED_VERSIONS)}."
+        )
+
+
+def _answer(message: Message) -> dict[str, Any]:
+    """Answer the methods that need no ticket."""
+    if message.method == "initialize":
+        return {
+            "protocolVersion": negotiate_version(message.params),
+            "capabilities": {"tools": {"listChanged": False}},
+            "serverInfo": {"name": "ticketproxy", "title": "ticketproxy", "version": _version()},
+            "instructions": _INSTRUCTIONS,
+        }
+    if message.method == "ping":
+        return {}
+    if message.method == "tools/list":
+        return {"tools": list(TOOLS.values())}
+    raise MethodNotFound(
+        f"Method {message.method!r} is not served here: this server offers initialize, ping, "
+        "tools/list and tools/call."
+    )
+
+
+async def call_tool(request: web.Request, message: Message) -> web.StreamResponse:
+    """``tools/call``: open or re-attach to the ticket, wait with progress, return the result."""
+    checked = read_tool_call(message.params)
+    if isinstance(checked, list):
+        return web.json_response(result_json(message.id, refused_result(checked)))
+    desk = request.app[DESK]
+    chat = tool_request(
+        checked,
+        client=request[CLIENT],
+        agent=agent_of_session(request.headers.get(SESSION_HEADER)),
+    )
+    ticket = await desk.submit(chat, request_id=request[REQUEST_ID])
+    del chat
+    settled = desk.settled(ticket)
+    if settled is not None:
+        desk.delivered(settled)
+        return web.json_response(result_json(message.id, _result(desk, checked, settled)))
+    outcome = desk.watch(ticket)
+    meta = message.params.get("_meta")
+    token = meta.get("progressToken") if isinstance(meta, dict) else None
+    accepts = request.headers.get(hdrs.ACCEPT, "")
+    if "text/event-stream" not in accepts:
+        result = await outcome
+        desk.delivered(result)
+        return web.json_response(result_json(message.id, _result(desk, checked, result)))
+    response = web.StreamResponse(
+        headers={
+            hdrs.CONTENT_TYPE: "text/event-stream",
+            hdrs.CACHE_CONTROL: "no-cache",
+            "x-request-id": request[REQUEST_ID],
+        }
+    )
+    await response.prepare(request)
+    try:
+        await _wait_with_progress(
+            response,
+            outcome,
+            token=token if isinstance(token, str | int) else None,
+            interval=request.app[SETTINGS].heartbeat_interval,
+            url=ticket.issue_url or "",
+        )
+    finally:
+        outcome.cancel()  # a no-op once settled; otherwise the ticket goes on waiting
+    result = outcome.result()
+    desk.delivered(result)
+    await response.write(sse_event(result_json(message.id, _result(desk, checked, result))))
+    await response.write_eof()
+    return response
+
+
+async def _wait_with_progress(
+    response: web.StreamResponse,
+    outcome: asyncio.Future[Outcome],
+    *,
+    token: str | int | None,
+    interval: float,
+    url: str,
+) -> None:
+    """Send a progress notification (or a comment) every ``interval`` until it settles."""
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    while True:
+        await asyncio.wait({outcome}, timeout=interval)
+        if outcome.done():
+            return
+        waited = round(loop.time() - started, 1)
+        if token is None:
+            await response.write(b": waiting for the team\n\n")
+        else:
+            note = f"Waiting for the team's signed answer on {url} ({waited:.0f} s so far)."
+            await response.write(sse_event(progress_json(token, waited, note)))
+
+
+def _result(desk: Desk, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
+    """Return the tool's result for the ticket's outcome."""
+    if call.approval:
+        return approval_result(outcome, _approvers(desk, outcome))
+    if outcome.release is None:
+        return expired_result(outcome)
+    return answer_result(outcome, schema="answer_schema" in call.arguments)
+
+
+def _approvers(desk: Desk, outcome: Outcome) -> list[str]:
+    """Return the reviewers whose signed approvals released the answer."""
+    if outcome.answer is None:
+        return []
+    judgements = desk.store.judgements_for(outcome.answer.comment_id)
+    return sorted({j.reviewer for j in judgements if j.act == Act.APPROVE.value})
