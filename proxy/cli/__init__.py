@@ -2,7 +2,8 @@
 
 One module per group of commands: :mod:`proxy.cli.serve` (``serve``, ``github-sandbox``),
 :mod:`proxy.cli.keys` (``keygen``), :mod:`proxy.cli.editor` (``sign``, ``answer``),
-:mod:`proxy.cli.review` (``approve``, ``reject``) and :mod:`proxy.cli.audit` (``audit``).
+:mod:`proxy.cli.review` (``approve``, ``reject``), :mod:`proxy.cli.audit` (``audit``) and
+:mod:`proxy.cli.mcp` (``mcp``).
 :mod:`proxy.cli.parser` holds the arguments, :mod:`proxy.cli.rules` the editor's and
 reviewer's rules as pure functions, and :mod:`proxy.cli.variables` which settings each
 command reads.
@@ -21,6 +22,7 @@ from auth.roles import Act
 from proxy.cli.audit import audit
 from proxy.cli.editor import answer, sign
 from proxy.cli.keys import keygen
+from proxy.cli.mcp import mcp_stdio
 from proxy.cli.parser import build_parser
 from proxy.cli.review import review
 from proxy.cli.serve import run_sandbox, serve
@@ -65,6 +67,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             return review(args, env, Act(args.command))
         elif args.command == "audit":
             return audit(args, env)
+        elif args.command == "mcp":
+            read = ReadNames(env)
+            mcp_stdio(args, env, lambda: Settings.from_env(read).with_listen(args.host, args.port))
     except (ProxyError, AuthError, TicketingError, OSError) as exc:
         print(f"ticketproxy: error: {exc}", file=sys.stderr)
         return 2

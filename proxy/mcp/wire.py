@@ -41,6 +41,7 @@ __all__ = [
     "progress_json",
     "read_message",
     "result_json",
+    "sse_data",
     "sse_event",
 ]
 
@@ -164,3 +165,20 @@ def agent_of_session(session_id: str | None) -> str:
     except ValueError:
         name = ""
     return name if name.strip() and name.isprintable() else "MCP client"
+
+
+def sse_data(line: str, pending: list[str]) -> str | None:
+    """Read one line of an SSE stream; return an event's data when the line ends it.
+
+    ``pending`` holds the event's ``data:`` lines so far; comments and other fields are
+    skipped (https://html.spec.whatwg.org/multipage/server-sent-events.html).
+    """
+    line = line.rstrip("\r\n")
+    if not line:
+        data = "\n".join(pending)
+        pending.clear()
+        return data or None
+    if line.startswith("data:"):
+        value = line[5:]
+        pending.append(value[1:] if value.startswith(" ") else value)
+    return None
