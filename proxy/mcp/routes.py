@@ -3,9 +3,9 @@
 The client key is a bearer token and a foreign ``Origin`` is refused (the front door does
 both before this module sees the request, as for ``/v1``). ``initialize``, ``ping`` and
 ``tools/list`` are answered with JSON. ``tools/call`` opens (or re-attaches to) the ticket
-through ``Desk.submit`` and waits on ``Desk.watch``; while people think it answers with an
-SSE stream that carries a ``notifications/progress`` every heartbeat interval when the call
-gave a ``progressToken`` (a comment line otherwise), then the result. No session is kept:
+through ``Desk.submit`` and waits on ``Desk.watch`` (:mod:`.waiting`: progress over SSE
+while people think), or, task-augmented, returns a task at once (:mod:`.tasks`, which also
+serves ``tasks/*``). No session is kept:
 the ``Mcp-Session-Id`` given at ``initialize`` only carries the client's name (see
 :func:`proxy.mcp.wire.new_session_id`), so any replica, or this one after a restart, serves
 the next call.
@@ -13,15 +13,12 @@ the next call.
 
 from __future__ import annotations
 
-import asyncio
 import importlib.metadata
 import logging
+from functools import partial
 from typing import Any
 
-from aiohttp import hdrs, web
-
-from auth.roles import Act
-from ticketing.desk import Desk, Outcome
+from aiohttp import web
 
 from ..bodies import read_body
 from ..errors import APIError, MethodNotAllowed
@@ -29,18 +26,12 @@ from ..fronts import FRONTS, Front, Fronts
 from ..handlers import DESK, SETTINGS
 from ..keepalive import JSON_FRAMING
 from ..middleware import CLIENT, REQUEST_ID
-from .tools import (
-    TOOLS,
-    ToolCall,
-    answer_result,
-    approval_result,
-    expired_result,
-    read_tool_call,
-    refused_result,
-    tool_request,
-)
+from .tasks import TASK_METHODS, start_task
+from .tools import TOOLS, read_tool_call, refused_result, tool_request
+from .waiting import answer_when_settled, tool_result
 from .wire import (
     SUPPORTED_VERSIONS,
+    InvalidParams,
     McpError,
     Message,
     MethodNotFound,
@@ -48,10 +39,8 @@ from .wire import (
     error_json,
     negotiate_version,
     new_session_id,
-    progress_json,
     read_message,
     result_json,
-    sse_event,
 )
 
 __all__ = ["MCP_PATH", "install_mcp"]
@@ -135,6 +124,9 @@ async def post_message(request: web.Request) -> web.StreamResponse:
         _check_version(request)
         if message.method == "tools/call":
             return await call_tool(request, message)
+        task_method = TASK_METHODS.get(message.method)
+        if task_method is not None:
+            return await task_method(request, message)
         result = _answer(message)
     except McpError as exc:
         return web.json_response(error_json(message.id, exc))
@@ -159,7 +151,11 @@ def _answer(message: Message) -> dict[str, Any]:
     if message.method == "initialize":
         return {
             "protocolVersion": negotiate_version(message.params),
-            "capabilities": {"tools": {"listChanged": False}},
+            "capabilities": {
+                "tools": {"listChanged": False},
+                # Task-augmented tools/call (2025-11-25): poll instead of holding the call.
+                "tasks": {"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}},
+            },
             "serverInfo": {"name": "ticketproxy", "title": "ticketproxy", "version": _version()},
             "instructions": _INSTRUCTIONS,
         }
@@ -169,14 +165,17 @@ def _answer(message: Message) -> dict[str, Any]:
         return {"tools": list(TOOLS.values())}
     raise MethodNotFound(
         f"Method {message.method!r} is not served here: this server offers initialize, ping, "
-        "tools/list and tools/call."
+        "tools/list, tools/call and tasks/get, tasks/result, tasks/list, tasks/cancel."
     )
 
 
 async def call_tool(request: web.Request, message: Message) -> web.StreamResponse:
-    """``tools/call``: open or re-attach to the ticket, wait with progress, return the result."""
+    """``tools/call``: open or re-attach to the ticket, then wait for it or return a task."""
     checked = read_tool_call(message.params)
+    task = message.params.get("task")
     if isinstance(checked, list):
+        if task is not None:
+            raise InvalidParams(refused_result(checked)["content"][0]["text"])
         return web.json_response(result_json(message.id, refused_result(checked)))
     desk = request.app[DESK]
     chat = tool_request(
@@ -186,78 +185,8 @@ async def call_tool(request: web.Request, message: Message) -> web.StreamRespons
     )
     ticket = await desk.submit(chat, request_id=request[REQUEST_ID])
     del chat
-    settled = desk.settled(ticket)
-    if settled is not None:
-        desk.delivered(settled)
-        return web.json_response(result_json(message.id, _result(desk, checked, settled)))
-    outcome = desk.watch(ticket)
-    meta = message.params.get("_meta")
-    token = meta.get("progressToken") if isinstance(meta, dict) else None
-    accepts = request.headers.get(hdrs.ACCEPT, "")
-    if "text/event-stream" not in accepts:
-        result = await outcome
-        desk.delivered(result)
-        return web.json_response(result_json(message.id, _result(desk, checked, result)))
-    response = web.StreamResponse(
-        headers={
-            hdrs.CONTENT_TYPE: "text/event-stream",
-            hdrs.CACHE_CONTROL: "no-cache",
-            "x-request-id": request[REQUEST_ID],
-        }
-    )
-    await response.prepare(request)
-    try:
-        await _wait_with_progress(
-            response,
-            outcome,
-            token=token if isinstance(token, str | int) else None,
-            interval=request.app[SETTINGS].heartbeat_interval,
-            url=ticket.issue_url or "",
+    if task is not None:
+        return web.json_response(
+            result_json(message.id, start_task(request, checked, ticket, task))
         )
-    finally:
-        outcome.cancel()  # a no-op once settled; otherwise the ticket goes on waiting
-    result = outcome.result()
-    desk.delivered(result)
-    await response.write(sse_event(result_json(message.id, _result(desk, checked, result))))
-    await response.write_eof()
-    return response
-
-
-async def _wait_with_progress(
-    response: web.StreamResponse,
-    outcome: asyncio.Future[Outcome],
-    *,
-    token: str | int | None,
-    interval: float,
-    url: str,
-) -> None:
-    """Send a progress notification (or a comment) every ``interval`` until it settles."""
-    loop = asyncio.get_running_loop()
-    started = loop.time()
-    while True:
-        await asyncio.wait({outcome}, timeout=interval)
-        if outcome.done():
-            return
-        waited = round(loop.time() - started, 1)
-        if token is None:
-            await response.write(b": waiting for the team\n\n")
-        else:
-            note = f"Waiting for the team's signed answer on {url} ({waited:.0f} s so far)."
-            await response.write(sse_event(progress_json(token, waited, note)))
-
-
-def _result(desk: Desk, call: ToolCall, outcome: Outcome) -> dict[str, Any]:
-    """Return the tool's result for the ticket's outcome."""
-    if call.approval:
-        return approval_result(outcome, _approvers(desk, outcome))
-    if outcome.release is None:
-        return expired_result(outcome)
-    return answer_result(outcome, schema="answer_schema" in call.arguments)
-
-
-def _approvers(desk: Desk, outcome: Outcome) -> list[str]:
-    """Return the reviewers whose signed approvals released the answer."""
-    if outcome.answer is None:
-        return []
-    judgements = desk.store.judgements_for(outcome.answer.comment_id)
-    return sorted({j.reviewer for j in judgements if j.act == Act.APPROVE.value})
+    return await answer_when_settled(request, message, ticket, partial(tool_result, desk, checked))

@@ -68,6 +68,8 @@ ASK_TEAM: dict[str, Any] = {
         "additionalProperties": False,
     },
     "outputSchema": {"type": "object"},
+    # A client may poll a task instead of holding the call (2025-11-25).
+    "execution": {"taskSupport": "optional"},
     "annotations": {
         "title": "Ask the team",
         "readOnlyHint": True,
@@ -108,6 +110,7 @@ REQUEST_APPROVAL: dict[str, Any] = {
         },
         "required": ["approved", "reviewers", "reason", "ticket_url"],
     },
+    "execution": {"taskSupport": "optional"},
     "annotations": {
         "title": "Request the team's approval",
         "readOnlyHint": True,
