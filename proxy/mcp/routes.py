@@ -14,7 +14,6 @@ the next call.
 from __future__ import annotations
 
 import importlib.metadata
-import logging
 from functools import partial
 from typing import Any
 
@@ -26,6 +25,7 @@ from ..fronts import FRONTS, Front, Fronts
 from ..handlers import DESK, SETTINGS
 from ..keepalive import JSON_FRAMING
 from ..middleware import CLIENT, REQUEST_ID
+from .task_wire import read_ttl
 from .tasks import TASK_METHODS, start_task
 from .tools import TOOLS, read_tool_call, refused_result, tool_request
 from .waiting import answer_when_settled, tool_result
@@ -44,8 +44,6 @@ from .wire import (
 )
 
 __all__ = ["MCP_PATH", "install_mcp"]
-
-log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -177,6 +175,8 @@ async def call_tool(request: web.Request, message: Message) -> web.StreamRespons
         if task is not None:
             raise InvalidParams(refused_result(checked)["content"][0]["text"])
         return web.json_response(result_json(message.id, refused_result(checked)))
+    # Read before the ticket opens: a refused ttl must leave no ticket behind.
+    ttl = None if task is None else read_ttl(task)
     desk = request.app[DESK]
     chat = tool_request(
         checked,
@@ -185,8 +185,6 @@ async def call_tool(request: web.Request, message: Message) -> web.StreamRespons
     )
     ticket = await desk.submit(chat, request_id=request[REQUEST_ID])
     del chat
-    if task is not None:
-        return web.json_response(
-            result_json(message.id, start_task(request, checked, ticket, task))
-        )
+    if ttl is not None:
+        return web.json_response(result_json(message.id, start_task(request, checked, ticket, ttl)))
     return await answer_when_settled(request, message, ticket, partial(tool_result, desk, checked))

@@ -24,7 +24,7 @@ from ticketing.store.tool_tasks import StoredToolTask
 
 from ..handlers import DESK
 from ..middleware import CLIENT
-from .task_wire import TERMINAL, read_task_id, read_ttl, related, status_of, task_json
+from .task_wire import TERMINAL, read_task_id, related, status_of, task_json
 from .tools import ToolCall
 from .waiting import answer_when_settled, tool_result
 from .wire import InvalidParams, Message, result_json
@@ -37,9 +37,7 @@ _LISTED = 100
 TaskMethod = Callable[[web.Request, Message], Awaitable[web.StreamResponse]]
 
 
-def start_task(
-    request: web.Request, call: ToolCall, ticket: Ticket, task: object
-) -> dict[str, Any]:
+def start_task(request: web.Request, call: ToolCall, ticket: Ticket, ttl: int) -> dict[str, Any]:
     """Record a task for the call's ticket; return ``CreateTaskResult``."""
     desk = request.app[DESK]
     stored = StoredToolTask(
@@ -48,7 +46,7 @@ def start_task(
         tool=call.name,
         arguments=json.dumps(dict(call.arguments), ensure_ascii=False),
         ticket_id=ticket.id,
-        ttl_ms=read_ttl(task),
+        ttl_ms=ttl,
         created_at=desk.clock(),
     )
     desk.store.keep_tool_task(stored)

@@ -13,6 +13,7 @@ import pytest
 
 from auth.roles import Act
 from tests.helpers.stack import CLIENT_KEY, Stack
+from ticketing.store.model import TicketState
 
 CLIENT = Path(__file__).resolve().parents[1] / "helpers" / "mcp_client.py"
 
@@ -179,9 +180,13 @@ async def test_request_approval_is_approved_only_after_a_reviewers_signed_approv
         await stack.answer(1, call, signer="alice")
         for _ in range(200):
             await stack.settle()
-            if stack.desk.store.get_ticket(1).state.value == "needs_review":
+            ticket = stack.desk.store.get_ticket(1)
+            if ticket is not None and ticket.state is TicketState.NEEDS_REVIEW:
                 break
             await asyncio.sleep(0.05)
+        else:
+            raise AssertionError("the approving answer was never held for review")
+        await asyncio.sleep(0.5)
         assert not approval.done()
         await stack.comment(
             1,

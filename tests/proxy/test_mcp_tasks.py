@@ -135,3 +135,12 @@ async def test_a_task_call_with_refused_arguments_is_an_invalid_params_error(sta
     refused = await _call(stack, "tools/call", params)
     assert refused["error"]["code"] == -32602
     assert await stack.issues() == []
+
+
+async def test_a_task_call_with_a_negative_ttl_opens_no_ticket(stack: Stack) -> None:
+    """A task-augmented call whose ttl is not a positive number is refused before any ticket."""
+    params = {"name": "ask_team", "arguments": {"question": "Q?"}, "task": {"ttl": -5}}
+    refused = await _call(stack, "tools/call", params)
+    assert refused["error"]["code"] == -32602
+    assert "ttl" in refused["error"]["message"]
+    assert await stack.issues() == []
