@@ -18,6 +18,8 @@ from ticketing.store.model import TicketState
 CLIENT = Path(__file__).resolve().parents[1] / "helpers" / "mcp_client.py"
 
 pytestmark = pytest.mark.slow
+# The bot's reply to a signed answer the agent cannot use, saying why.
+_REFUSED = "<!-- ticketproxy:reply unreleasable -->"
 
 
 def _url(stack: Stack) -> str:
@@ -92,8 +94,10 @@ async def test_answer_failing_the_answer_schema_is_held_and_the_editor_told(stac
         await stack.answer(1, '{"ship": "maybe"}')
         for _ in range(100):
             await stack.settle()
-            if any("ship" in reply for reply in await stack.bot_replies(1)):
+            if any(_REFUSED in reply for reply in await stack.bot_replies(1)):
                 break
+        else:
+            raise AssertionError("the editor was never told why the answer was refused")
         await stack.answer(1, '{"ship": false}')
 
     task = asyncio.create_task(editor())
@@ -101,7 +105,7 @@ async def test_answer_failing_the_answer_schema_is_held_and_the_editor_told(stac
     await task
     assert report["calls"][0]["structuredContent"] == {"ship": False}
     replies = await stack.bot_replies(1)
-    assert any("$.ship" in reply or "ship" in reply for reply in replies)
+    assert any(_REFUSED in reply and "boolean" in reply for reply in replies)
 
 
 async def test_unknown_tool_is_a_json_rpc_error(stack: Stack) -> None:
