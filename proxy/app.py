@@ -37,6 +37,7 @@ from .drafts import drafter_context
 from .front_door import front_door
 from .handlers import DESK, OPENING, ROUTES, SETTINGS, Openings, get_model, list_models
 from .health import healthz, readyz
+from .mcp.routes import install_mcp
 from .messages_front import MESSAGES_FRONT, count_tokens
 from .metrics import install_metrics
 from .middleware import ClientKeys
@@ -155,6 +156,7 @@ def create_app(
     app.router.add_post("/v1/messages/count_tokens", count_tokens)
     install_agent_protocol(app, clock=clock)
     install_a2a(app)
+    install_mcp(app)
     app.router.add_get("/healthz", healthz)
     install_desk_page(
         app,

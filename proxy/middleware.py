@@ -38,9 +38,9 @@ REQUEST_ID = web.RequestKey("request_id", str)
 CLIENT = web.RequestKey("client", str)
 ANONYMOUS = "anonymous"
 # Routes that speak to agents and need a client key: OpenAI's, the Agent Protocol's, A2A's
-# (its card, at /.well-known, is public), and every front's routes (the unversioned aliases
-# among them, such as /chat/completions).
-_API_PREFIXES = ("/v1/", "/models", "/ap/", "/a2a")
+# (its card, at /.well-known, is public), MCP's, and every front's routes (the unversioned
+# aliases among them, such as /chat/completions).
+_API_PREFIXES = ("/v1/", "/models", "/ap/", "/a2a", "/mcp")
 # Seconds a client told "stopping" waits before retrying: about a restart's length.
 STOPPING_RETRY_AFTER = 5
 

@@ -3,10 +3,11 @@
 One module per group of commands: :mod:`proxy.cli.serve` (``serve``, ``github-sandbox``),
 :mod:`proxy.cli.sandbox_users` (``sandbox add-user``), :mod:`proxy.cli.keys` (``keygen``),
 :mod:`proxy.cli.editor` (``sign``, ``answer``), :mod:`proxy.cli.review` (``approve``,
-``reject``), :mod:`proxy.cli.audit` (``audit``) and :mod:`proxy.cli.agent_draft`
-(``agent-draft``, a personal agent's step). :mod:`proxy.cli.parser` holds the arguments,
-:mod:`proxy.cli.rules` the editor's and reviewer's rules as pure functions, and
-:mod:`proxy.cli.variables` which settings each command reads.
+``reject``), :mod:`proxy.cli.audit` (``audit``), :mod:`proxy.cli.agent_draft`
+(``agent-draft``, a personal agent's step) and :mod:`proxy.cli.mcp` (``mcp``).
+:mod:`proxy.cli.parser` holds the arguments, :mod:`proxy.cli.rules` the editor's and
+reviewer's rules as pure functions, and :mod:`proxy.cli.variables` which settings each
+command reads.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from proxy.cli.agent_draft import agent_draft
 from proxy.cli.audit import audit
 from proxy.cli.editor import answer, sign
 from proxy.cli.keys import keygen
+from proxy.cli.mcp import mcp_stdio
 from proxy.cli.parser import build_parser
 from proxy.cli.review import review
 from proxy.cli.sandbox_users import add_user
@@ -72,6 +74,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             return audit(args, env)
         elif args.command == "agent-draft":
             print(agent_draft(args, env))
+        elif args.command == "mcp":
+            read = ReadNames(env)
+            mcp_stdio(args, env, lambda: Settings.from_env(read).with_listen(args.host, args.port))
     except (ProxyError, AuthError, TicketingError, OSError) as exc:
         print(f"ticketproxy: error: {exc}", file=sys.stderr)
         return 2

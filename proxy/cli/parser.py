@@ -140,6 +140,18 @@ def build_parser() -> argparse.ArgumentParser:
     _review_arguments(reject)
     reject.add_argument("--reason", required=True, help="why the answer must not be released")
 
+    mcp = commands.add_parser(
+        "mcp",
+        help="serve MCP over stdio (ask_team, request_approval) for clients that start servers",
+    )
+    mcp.add_argument(
+        "--url",
+        help="a running ticketproxy (e.g. http://127.0.0.1:8080); its client key is read from"
+        " $TICKETPROXY_CLIENT_KEY. Without it, the embedded default runs in this process",
+    )
+    mcp.add_argument("--host", help="with the embedded default: address to listen on")
+    mcp.add_argument("--port", type=int, help="with the embedded default: port to listen on")
+
     audit = commands.add_parser(
         "audit", help="re-verify answered tickets offline; exit 1 on any mismatch"
     )

@@ -11,7 +11,9 @@ import logging
 import shlex
 import signal
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import TextIO
 
 from aiohttp import web
 
@@ -52,6 +54,17 @@ SHUTDOWN_TIMEOUT = 3.0
 
 async def serve(settings: Settings) -> None:
     """Serve the OpenAI-compatible endpoint until SIGINT or SIGTERM (the ``serve`` command)."""
+    async with serving(settings, banner=sys.stdout):
+        await _wait_for_signal()
+        log.info("stopping (SIGINT or SIGTERM)")
+
+
+@contextlib.asynccontextmanager
+async def serving(settings: Settings, *, banner: TextIO) -> AsyncIterator[str]:
+    """Serve the endpoint (and the embedded GitHub) while inside; yield its ``…/v1`` URL.
+
+    The embedded default's quickstart is written to ``banner``.
+    """
     sandbox: RunningSandbox | None = None
     identity: DemoIdentity | None = None
     bot_login: str | None = None
@@ -83,9 +96,12 @@ async def serve(settings: Settings) -> None:
                 )
             log.info("ticketproxy serving on %s, tickets in %s", base, settings.github_repo)
             if sandbox is not None and identity is not None:
-                print(_banner(settings, base=base, sandbox=sandbox, identity=identity), flush=True)
-            await _wait_for_signal()
-            log.info("stopping (SIGINT or SIGTERM)")
+                print(
+                    _banner(settings, base=base, sandbox=sandbox, identity=identity),
+                    file=banner,
+                    flush=True,
+                )
+            yield base
         finally:
             await runner.cleanup()
     finally:

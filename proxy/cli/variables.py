@@ -28,6 +28,8 @@ TOKEN_VARIABLES = (
 )
 # The editor's own token for ``answer``, ``approve`` and ``reject``: never the server's.
 EDITOR_TOKEN_VARIABLE = "TICKETPROXY_EDITOR_TOKEN"  # noqa: S105 (a variable name, not a secret)
+# The client key ``mcp --url`` presents to a running ticketproxy: a client's, never a server's.
+CLIENT_KEY_VARIABLE = "TICKETPROXY_CLIENT_KEY"
 
 
 def only(env: Mapping[str, str], names: Sequence[str]) -> dict[str, str]:
@@ -70,7 +72,7 @@ class ReadNames(Mapping[str, str]):
 
 def unknown_variables(env: Mapping[str, str], known: set[str]) -> list[tuple[str, str | None]]:
     """Return each ``TICKETPROXY_*`` variable of ``env`` nobody reads, with the closest known."""
-    known = known | {EDITOR_TOKEN_VARIABLE}
+    known = known | {EDITOR_TOKEN_VARIABLE, CLIENT_KEY_VARIABLE}
     # Compared without the prefix every candidate shares, which would make any two look alike.
     suffixes = sorted(name[len(PREFIX) :] for name in known if name.startswith(PREFIX))
     found: list[tuple[str, str | None]] = []

@@ -18,7 +18,7 @@ from referencing.exceptions import Unresolvable
 
 from ticketing.release.quoting import quote
 
-__all__ = ["schema_problems"]
+__all__ = ["schema_error", "schema_problems"]
 
 
 def schema_problems(
@@ -26,13 +26,9 @@ def schema_problems(
 ) -> list[str]:
     """Validate with JSON Schema 2020-12, one problem per error, each naming its JSON path."""
     schema = dict(schema)
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as error:
-        return [
-            f"{owner} is not a valid JSON Schema ({quote(error.json_path)}:"
-            f" {quote(error.message)}), so {subject} cannot be checked; the agent must fix it."
-        ]
+    invalid = schema_error(schema, owner=owner)
+    if invalid is not None:
+        return [f"{invalid}, so {subject} cannot be checked; the agent must fix it."]
     # An empty registry: a `$ref` to a URL is reported, never fetched (this module does no I/O).
     validator = Draft202012Validator(schema, registry=Registry())
     try:
@@ -43,3 +39,14 @@ def schema_problems(
             f" {quote(str(error))}), so {subject} cannot be checked; the agent must fix it."
         ]
     return [f"{subject} at {quote(e.json_path)}: {quote(e.message)}." for e in errors]
+
+
+def schema_error(schema: Mapping[str, Any], *, owner: str) -> str | None:
+    """Return why ``schema`` is not a valid JSON Schema 2020-12, or None when it is."""
+    try:
+        Draft202012Validator.check_schema(dict(schema))
+    except SchemaError as error:
+        return (
+            f"{owner} is not a valid JSON Schema ({quote(error.json_path)}: {quote(error.message)})"
+        )
+    return None

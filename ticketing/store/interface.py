@@ -34,6 +34,7 @@ from ticketing.store.model import (
     Ticket,
 )
 from ticketing.store.task_records import Page, StepEnding, StoredArtifact, StoredStep, StoredTask
+from ticketing.store.tool_tasks import ToolTaskStore
 
 
 @runtime_checkable
@@ -377,6 +378,7 @@ class TicketStore(
     PollCursorStore,
     ResponseStore,
     TaskStore,
+    ToolTaskStore,
     Protocol,
 ):
     """Everything the desk keeps durably; closed once, when the desk stops."""

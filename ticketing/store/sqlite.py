@@ -19,6 +19,7 @@ from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
 from ticketing.store.sqlite_responses import SQLiteResponses
 from ticketing.store.sqlite_tasks import SQLiteTasks
 from ticketing.store.sqlite_tickets import SQLiteTickets
+from ticketing.store.sqlite_tool_tasks import SQLiteToolTasks
 from ticketing.store.sqlite_write_queue import SQLiteWriteQueue
 
 
@@ -30,5 +31,6 @@ class SQLiteTicketStore(
     SQLiteGitHubEvents,
     SQLiteResponses,
     SQLiteTasks,
+    SQLiteToolTasks,
 ):
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""

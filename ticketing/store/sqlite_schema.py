@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -205,6 +205,21 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE task_steps ADD COLUMN ending TEXT;
     ALTER TABLE task_steps ADD COLUMN ended_at REAL;
     ALTER TABLE tasks ADD COLUMN canceled_at REAL;
+    """,
+    # MCP tasks: a task-augmented tool call, the ticket it waits on, and its cancel, so a
+    # client that reconnects after a restart still gets the result.
+    11: """
+    CREATE TABLE tool_tasks (
+        task_id      TEXT PRIMARY KEY,
+        client       TEXT NOT NULL,
+        tool         TEXT NOT NULL,
+        arguments    TEXT NOT NULL,
+        ticket_id    INTEGER NOT NULL REFERENCES tickets (id),
+        ttl_ms       INTEGER NOT NULL,
+        created_at   REAL NOT NULL,
+        canceled_at  REAL
+    );
+    CREATE INDEX tool_tasks_by_client ON tool_tasks (client, created_at);
     """,
 }
 
