@@ -78,8 +78,8 @@ def verify_oidc_bound(
     if trust is None:
         return Rejected(
             RejectReason.UNKNOWN_KEY,
-            "This ticketproxy trusts no OIDC issuer, so keyless agent signatures count "
-            "nowhere here; sign with a key in the keyring.",
+            "No OIDC issuer is trusted here, or the keyring lists no OIDC agent, so a "
+            "keyless agent signature cannot count; sign with a key in the keyring.",
         )
     jwk = header.get("jwk")
     if not isinstance(jwk, Mapping) or PRIVATE_MEMBERS & set(jwk):
