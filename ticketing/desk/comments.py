@@ -287,7 +287,7 @@ class SignedComments:
         proof = verdict.agent.oidc
         body = render_agent_answer_notice(
             comment_url=comment.url,
-            agent=verdict.agent.describe(),
+            on_behalf_of=verdict.agent.on_behalf_of,
             poster=comment.author_login,
             proof=None if proof is None else proof.describe(),
         )

@@ -157,7 +157,7 @@ def render_delivered_notice(
 
 
 def render_agent_answer_notice(
-    *, comment_url: str, agent: str, poster: str, proof: str | None
+    *, comment_url: str, on_behalf_of: str, poster: str, proof: str | None
 ) -> str:
     """Say plainly that an agent, not its editor, answered, and how it proved who it is."""
     how = (
@@ -166,7 +166,7 @@ def render_agent_answer_notice(
         else "Its identity: a dedicated key enrolled in the keyring with the role agent."
     )
     return _with_marker(
-        f"Answered by **{escape_inline(agent)}**: the {_link('signed comment', comment_url)}"
+        f"Answered by **{escape_inline(on_behalf_of)}'s agent**: the {_link('signed comment', comment_url)}"
         f" posted by **{escape_inline(poster)}** was signed by an agent identity, not by a"
         f" person. {how}",
         AGENT_ANSWER,

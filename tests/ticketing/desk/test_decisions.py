@@ -102,6 +102,15 @@ def test_an_unsigned_comment_is_ordinary_discussion_and_ignored() -> None:
     assert isinstance(d.decide(replace(OPEN, signed=False)), d.Ignore)
 
 
+def test_a_signed_draft_comment_passing_as_an_answer_is_refused() -> None:
+    """A comment carrying a draft's marker is refused before any verification, with a reply."""
+    for facts in (OPEN, UNDER_REVIEW, VERIFIED):
+        refusal = d.decide(replace(facts, draft=True))
+        assert isinstance(refusal, d.Refuse)
+        assert refusal.reason == "draft"
+        assert "never an answer" in refusal.detail
+
+
 # --- tickets that are no longer open ---------------------------------------------------------
 
 
