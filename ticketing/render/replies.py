@@ -166,9 +166,9 @@ def render_agent_answer_notice(
         else "Its identity: a dedicated key enrolled in the keyring with the role agent."
     )
     return _with_marker(
-        f"Answered by **{escape_inline(on_behalf_of)}'s agent**: the {_link('signed comment', comment_url)}"
-        f" posted by **{escape_inline(poster)}** was signed by an agent identity, not by a"
-        f" person. {how}",
+        f"Answered by **{escape_inline(on_behalf_of)}'s agent**: the"
+        f" {_link('signed comment', comment_url)} posted by **{escape_inline(poster)}** was"
+        f" signed by an agent identity, not by a person. {how}",
         AGENT_ANSWER,
     )
 
