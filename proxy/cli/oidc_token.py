@@ -16,9 +16,16 @@ import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 
+from auth.oidc import OidcTrust
 from proxy.errors import ProxyError
+from ticketing.oidc_keys import jwks_url
 
-__all__ = ["REQUEST_TOKEN_VARIABLE", "REQUEST_URL_VARIABLE", "request_oidc_token"]
+__all__ = [
+    "REQUEST_TOKEN_VARIABLE",
+    "REQUEST_URL_VARIABLE",
+    "fetch_issuer_keys",
+    "request_oidc_token",
+]
 
 REQUEST_URL_VARIABLE = "ACTIONS_ID_TOKEN_REQUEST_URL"
 REQUEST_TOKEN_VARIABLE = "ACTIONS_ID_TOKEN_REQUEST_TOKEN"  # noqa: S105 (a name, not a secret)
@@ -47,21 +54,41 @@ def request_oidc_token(env: Mapping[str, str], *, audience: str, timeout: float 
         f"{url}{separator}audience={urllib.parse.quote(audience, safe='')}",
         headers={"Authorization": f"bearer {bearer}", "Accept": "application/json"},
     )
+    refused = (
+        "the OIDC token request was refused (HTTP {code}); check that the job has "
+        "`permissions: id-token: write`"
+    )
+    document = _get_json(request, what="the OIDC token request", refused=refused, timeout=timeout)
+    value = document.get("value")
+    if not isinstance(value, str) or not value:
+        raise ProxyError('the OIDC token request did not answer {"value": "<token>"}')
+    return value
+
+
+def fetch_issuer_keys(issuer: str, *, timeout: float = 30.0) -> OidcTrust:
+    """Return the issuer and its published JWKS, for the audit of agents' keyless answers."""
+    url = jwks_url(issuer)
+    request = urllib.request.Request(url, headers={"Accept": "application/json"})  # noqa: S310 (https, or the operator's own test issuer)
+    refused = f"the OIDC issuer's keys at {url} could not be fetched (HTTP {{code}})"
+    return OidcTrust(issuer, _get_json(request, what=url, refused=refused, timeout=timeout))
+
+
+def _get_json(
+    request: urllib.request.Request, *, what: str, refused: str, timeout: float
+) -> dict[str, object]:
+    """Return the JSON object a GET answers, without following redirects."""
     opener = urllib.request.build_opener(_NoRedirect)
     try:
         with opener.open(request, timeout=timeout) as response:
             raw = response.read(_MAX_RESPONSE + 1)
     except urllib.error.HTTPError as exc:
-        raise ProxyError(
-            f"the OIDC token request was refused (HTTP {exc.code}); check that the job has "
-            "`permissions: id-token: write`"
-        ) from None
+        raise ProxyError(refused.format(code=exc.code)) from None
     except (urllib.error.URLError, OSError) as exc:
-        raise ProxyError(f"the OIDC token request failed: {exc}") from None
+        raise ProxyError(f"{what} failed: {exc}") from None
     try:
-        value = json.loads(raw).get("value") if len(raw) <= _MAX_RESPONSE else None
-    except (ValueError, AttributeError):
-        value = None
-    if not isinstance(value, str) or not value:
-        raise ProxyError('the OIDC token request did not answer {"value": "<token>"}')
-    return value
+        document = json.loads(raw) if len(raw) <= _MAX_RESPONSE else None
+    except ValueError:
+        document = None
+    if not isinstance(document, dict):
+        raise ProxyError(f"{what} did not answer a JSON object")
+    return document

@@ -125,6 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--policy", type=Path, help="review policy file (default: the packaged one)")
     audit.add_argument("--bot", help="login of the ticketproxy bot (default: each issue's author)")
     audit.add_argument("--json", action="store_true", help="print one JSON object per ticket")
+    audit.add_argument(
+        "--oidc-issuer",
+        default="https://token.actions.githubusercontent.com",
+        help="the OIDC issuer of agents' keyless answers, whose keys are fetched when the "
+        "keyring lists oidc_agents (default: GitHub Actions')",
+    )
     audit.add_argument("--token", help="a GitHub token (default: $GITHUB_TOKEN)")
     audit.add_argument(
         "--api-url",
