@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from auth.keys import generate_signing_key
+from auth.roles import Act
 from auth.sign import sign_comment
 from embedded_github import RunningSandbox, SandboxConfig, SandboxUser
 from proxy.cli import main
@@ -183,3 +184,29 @@ async def test_replayed_oidc_token_on_the_next_ticket_is_refused(
     assert "already signed an answer" in "\n".join(await agent_stack.bot_replies(2))
     assert not second.done()
     second.cancel()
+
+
+async def test_editor_approving_their_own_agents_held_command_is_refused(
+    agent_stack: Stack, issuer: LocalIssuer
+) -> None:
+    """bob's agent's command waits for a reviewer other than bob: his approval is refused."""
+    keyring = json.loads(agent_stack.settings.keyring_path.read_text())
+    keyring["oidc_agents"] = [alices_agent(on_behalf_of="bob").to_json()]
+    agent_stack.settings.keyring_path.write_text(json.dumps(keyring))
+    pending = asyncio.create_task(
+        agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
+    )
+    issue = await agent_stack.wait_for_issue(1)
+    assert await _agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
+    await agent_stack.settle()
+    approval = agent_stack.signed(
+        "Fine.", number=1, signer="bob", act=Act.APPROVE, judged=DANGEROUS
+    )
+    await agent_stack.comment(1, approval, author="bob")
+    await agent_stack.settle()
+    assert "cannot approve it" in "\n".join(await agent_stack.bot_replies(1))
+    ticket = agent_stack.desk.store.ticket_for_issue(1)
+    assert ticket is not None
+    assert ticket.state is TicketState.NEEDS_REVIEW
+    assert not pending.done()
+    pending.cancel()

@@ -256,6 +256,12 @@ def _answer(facts: CommentFacts) -> Step | Action:
     return Accept(verdict, facts.release)
 
 
+def _authored(login: str, candidate: Candidate) -> bool:
+    """Return whether ``login`` wrote the answer, or is the editor whose agent wrote it."""
+    behalf = candidate.on_behalf_of
+    return same_login(login, candidate.signer) or (behalf is not None and same_login(login, behalf))
+
+
 def _judgement(facts: CommentFacts) -> Step | Action:
     """Decide what a signed comment on a ticket under review does."""
     candidate = facts.candidate
@@ -277,7 +283,7 @@ def _judgement(facts: CommentFacts) -> Step | Action:
         return ClaimJti()
     if not facts.jti_fresh:
         return Refuse("replayed", "review:replayed", Reply.REJECTION, REPLAYED)
-    if verdict.act is Act.APPROVE and same_login(verdict.signer, candidate.signer):
+    if verdict.act is Act.APPROVE and _authored(verdict.signer, candidate):
         return Refuse("self-approval", "review:self-approval", Reply.REJECTION, SELF_APPROVAL)
     if facts.recorded is None:
         return RecordJudgement()

@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -205,6 +205,11 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE task_steps ADD COLUMN ending TEXT;
     ALTER TABLE task_steps ADD COLUMN ended_at REAL;
     ALTER TABLE tasks ADD COLUMN canceled_at REAL;
+    """,
+    # An answer under review signed by an agent: the editor it answers for, who may not
+    # approve it (a self-approval by proxy).
+    11: """
+    ALTER TABLE candidates ADD COLUMN on_behalf_of TEXT;
     """,
 }
 
