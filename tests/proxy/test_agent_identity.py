@@ -73,6 +73,32 @@ async def _agent_answers(stack: Stack, issuer: LocalIssuer, url: str, text: str)
     return await asyncio.to_thread(main, argv, env)
 
 
+async def _until_state(stack: Stack, state: TicketState, *, within: float = 10.0) -> None:
+    """Settle until ticket 1 is in ``state``: an agent's token is judged after a JWKS fetch."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        await stack.settle()
+        ticket = stack.desk.store.ticket_for_issue(1)
+        if ticket is not None and ticket.state is state:
+            return
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"ticket 1 never reached {state}")
+        await asyncio.sleep(0.05)
+
+
+async def _replies_saying(stack: Stack, number: int, words: str, *, within: float = 10.0) -> str:
+    """Settle until a bot reply on issue ``number`` says ``words``, and return the replies."""
+    deadline = asyncio.get_running_loop().time() + within
+    while True:
+        await stack.settle()
+        replies = "\n".join(await stack.bot_replies(number))
+        if words in replies:
+            return replies
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError(f"no bot reply on #{number} says {words!r}: {replies}")
+        await asyncio.sleep(0.05)
+
+
 async def test_opted_in_agent_answers_a_plain_text_ticket_with_an_oidc_bound_signature(
     agent_stack: Stack, issuer: LocalIssuer
 ) -> None:
@@ -102,10 +128,7 @@ async def test_agent_identity_answering_a_ticket_that_needs_review_is_held(
     )
     issue = await agent_stack.wait_for_issue(1)
     assert await _agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
-    await agent_stack.settle()
-    ticket = agent_stack.desk.store.ticket_for_issue(1)
-    assert ticket is not None
-    assert ticket.state is TicketState.NEEDS_REVIEW
+    await _until_state(agent_stack, TicketState.NEEDS_REVIEW)
     assert not pending.done()
     notice = "\n".join(await agent_stack.bot_replies(1))
     assert "Security review needed" in notice
@@ -125,10 +148,7 @@ async def test_agent_identity_answering_a_plain_ticket_with_a_command_is_held(
     issue = await agent_stack.wait_for_issue(1)
     call = '```tool_call\n{"name": "list_files", "arguments": {"command": "ls"}}\n```'
     assert await _agent_answers(agent_stack, issuer, issue.html_url, call) == 0
-    await agent_stack.settle()
-    ticket = agent_stack.desk.store.ticket_for_issue(1)
-    assert ticket is not None
-    assert ticket.state is TicketState.NEEDS_REVIEW
+    await _until_state(agent_stack, TicketState.NEEDS_REVIEW)
     pending.cancel()
 
 
@@ -154,9 +174,7 @@ async def test_draft_comment_passing_as_a_signed_answer_is_refused(
         oidc_token=issuer.mint(key.kid),
     )
     await agent_stack.comment(1, body, author=AGENT_LOGIN)
-    await agent_stack.settle()
-    replies = "\n".join(await agent_stack.bot_replies(1))
-    assert "a draft is a suggestion and never an answer" in replies
+    await _replies_saying(agent_stack, 1, "a draft is a suggestion and never an answer")
     assert not pending.done()
     pending.cancel()
 
@@ -180,8 +198,7 @@ async def test_replayed_oidc_token_on_the_next_ticket_is_refused(
     await agent_stack.wait_for_issue(2)
     body = sign_comment(PLAIN, ticket=f"{REPO}#2", key=key, now=now, oidc_token=token)
     await agent_stack.comment(2, body, author=AGENT_LOGIN)
-    await agent_stack.settle()
-    assert "already signed an answer" in "\n".join(await agent_stack.bot_replies(2))
+    await _replies_saying(agent_stack, 2, "already signed an answer")
     assert not second.done()
     second.cancel()
 
@@ -198,13 +215,12 @@ async def test_editor_approving_their_own_agents_held_command_is_refused(
     )
     issue = await agent_stack.wait_for_issue(1)
     assert await _agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
-    await agent_stack.settle()
+    await _until_state(agent_stack, TicketState.NEEDS_REVIEW)
     approval = agent_stack.signed(
         "Fine.", number=1, signer="bob", act=Act.APPROVE, judged=DANGEROUS
     )
     await agent_stack.comment(1, approval, author="bob")
-    await agent_stack.settle()
-    assert "cannot approve it" in "\n".join(await agent_stack.bot_replies(1))
+    await _replies_saying(agent_stack, 1, "cannot approve it")
     ticket = agent_stack.desk.store.ticket_for_issue(1)
     assert ticket is not None
     assert ticket.state is TicketState.NEEDS_REVIEW
