@@ -59,6 +59,8 @@ class LocalIssuer:
     # Keys published besides ``key`` (a rotation), by kid.
     extra: dict[str, rsa.RSAPrivateKey] = field(default_factory=dict)
     jwks_requests: int = 0
+    # While True the JWKS endpoint answers 503, as an issuer having an outage would.
+    down: bool = False
 
     def jwks(self) -> dict[str, Any]:
         """Return the published JWKS: the public halves of ``key`` and ``extra``."""
@@ -118,6 +120,8 @@ class LocalIssuer:
 
     async def _jwks(self, request: web.Request) -> web.Response:
         self.jwks_requests += 1
+        if self.down:
+            return web.json_response({"message": "unavailable"}, status=503)
         return web.json_response(self.jwks())
 
     async def _token(self, request: web.Request) -> web.Response:

@@ -226,3 +226,23 @@ async def test_editor_approving_their_own_agents_held_command_is_refused(
     assert ticket.state is TicketState.NEEDS_REVIEW
     assert not pending.done()
     pending.cancel()
+
+
+async def test_agent_answer_waits_while_the_issuer_is_down_and_counts_once_it_is_back(
+    agent_stack: Stack, issuer: LocalIssuer
+) -> None:
+    """An unreachable JWKS neither refuses nor loses the answer: it is judged later."""
+    issuer.down = True
+    pending = asyncio.create_task(
+        agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    )
+    issue = await agent_stack.wait_for_issue(1)
+    assert await _agent_answers(agent_stack, issuer, issue.html_url, PLAIN) == 0
+    await agent_stack.settle()
+    await agent_stack.settle()
+    assert issuer.jwks_requests >= 1
+    assert not pending.done()
+    assert await agent_stack.bot_replies(1) == []
+    issuer.down = False
+    completion = await asyncio.wait_for(pending, 10)
+    assert completion.choices[0].message.content == PLAIN
