@@ -5,7 +5,9 @@ comment can fail is a :class:`Rejected` with a :class:`RejectReason` and a one-s
 ``detail`` that is safe to post on the public ticket: it never echoes the token and
 tells the editor what to fix. Checks run cheapest and unauthenticated first, but nothing
 in the token is believed before its signature has been checked with the key and the
-algorithm the keyring (never the token) names.
+algorithm the keyring (never the token) names. An agent's keyless signature, whose header
+carries its own key, is checked by :func:`auth.oidc_comment.verify_oidc_bound` against the
+trusted issuer's keys (``oidc``) first.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ def verify_comment(
     asked last, only for an otherwise valid signature; the caller must then record the
     jti before acting on the verdict. Raises ``ValueError`` only for a naive ``now``;
     an exception from ``is_jti_used`` propagates, since a store outage is not a verdict.
+    ``oidc`` is the trusted OIDC issuer and its JWKS, for agents' keyless signatures.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise ValueError("now must be an aware datetime, such as datetime.now(UTC)")
