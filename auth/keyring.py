@@ -28,6 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from auth.agents import OidcAgent, agent_of, oidc_agents_from_json
 from auth.errors import JWKError, KeyringError, KeyringUnavailable
 from auth.jwk import PRIVATE_MEMBERS, PublicKey, public_key_from_members, public_members, thumbprint
 from auth.keys import SigningKey, public_jwk
@@ -39,6 +40,7 @@ log = logging.getLogger(__name__)
 _ENTRY_MEMBERS = frozenset(
     {"kty", "crv", "x", "y", "kid", "alg", "use", "login", "user_id", "roles"}
     | {"not_before", "revoked_at"}  # optional: the window in which the key may sign
+    | {"on_behalf_of"}  # an agent key's editor (auth.agents)
 )
 _KNOWN_ROLES = ", ".join(role.value for role in Role)
 _NEW_KEYRING_MODE = 0o644  # public keys only: readable by the service account
@@ -56,6 +58,8 @@ class KeyringEntry:
     user_id: int | None = None
     not_before: datetime | None = None
     revoked_at: datetime | None = None
+    # An agent key (role ``agent``): the login of the editor whose agent it is.
+    on_behalf_of: str | None = None
 
     def active_at(self, when: datetime) -> bool:
         """Return whether the key may sign at ``when``: not before its start, not once revoked."""
@@ -75,6 +79,8 @@ class KeyringEntry:
         if self.user_id is not None:
             jwk["user_id"] = self.user_id
         jwk["roles"] = sorted(role.value for role in self.roles)
+        if self.on_behalf_of is not None:
+            jwk["on_behalf_of"] = self.on_behalf_of
         for name, value in (("not_before", self.not_before), ("revoked_at", self.revoked_at)):
             if value is not None:
                 jwk[name] = value.astimezone(UTC).isoformat().replace("+00:00", "Z")
@@ -84,8 +90,15 @@ class KeyringEntry:
 class Keyring:
     """The public keys that may sign answers, looked up by kid."""
 
-    def __init__(self, entries: Iterable[KeyringEntry] = (), *, source: str = "keyring") -> None:
+    def __init__(
+        self,
+        entries: Iterable[KeyringEntry] = (),
+        *,
+        source: str = "keyring",
+        oidc_agents: Iterable[OidcAgent] = (),
+    ) -> None:
         """Hold ``entries``, refusing a repeated kid or one login with two user ids."""
+        self.oidc_agents = tuple(oidc_agents)
         self._entries: dict[str, KeyringEntry] = {}
         user_ids: dict[str, int] = {}
         for index, entry in enumerate(entries):
@@ -108,7 +121,8 @@ class Keyring:
         if not isinstance(keys, list):
             raise KeyringError(f'{source} must be a JSON object with a "keys" list (a JWKS)')
         entries = [_entry_from_jwk(jwk, where=f"{source}: key {i}") for i, jwk in enumerate(keys)]
-        return cls(entries, source=source)
+        agents = oidc_agents_from_json(data.get("oidc_agents"), source=source)
+        return cls(entries, source=source, oidc_agents=agents)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Keyring:
@@ -163,7 +177,10 @@ class Keyring:
 
     def to_jwks(self) -> dict[str, Any]:
         """Return the keyring as a JWKS, the form ``from_jwks`` reads."""
-        return {"keys": [entry.to_jwk() for entry in self]}
+        jwks: dict[str, Any] = {"keys": [entry.to_jwk() for entry in self]}
+        if self.oidc_agents:
+            jwks["oidc_agents"] = [agent.to_json() for agent in self.oidc_agents]
+        return jwks
 
 
 def add_key_to_keyring(
@@ -172,6 +189,7 @@ def add_key_to_keyring(
     *,
     roles: Iterable[Role],
     user_id: int | None = None,
+    on_behalf_of: str | None = None,
 ) -> KeyringEntry:
     """Add a signing key's public half to a keyring file, creating the file if missing."""
     path = Path(path)
@@ -184,11 +202,14 @@ def add_key_to_keyring(
             "login": key.login,
             "roles": [Role(role).value for role in roles],
             **({} if user_id is None else {"user_id": user_id}),
+            **({} if on_behalf_of is None else {"on_behalf_of": on_behalf_of}),
         },
         where=f"new key for {key.login}",
     )
     # The constructor re-checks the whole set, so a new entry cannot spoil the file.
-    updated = Keyring([*keyring, entry], source=f"keyring file {path}")
+    updated = Keyring(
+        [*keyring, entry], source=f"keyring file {path}", oidc_agents=keyring.oidc_agents
+    )
     _write_atomically(path, json.dumps(updated.to_jwks(), indent=2) + "\n")
     return entry
 
@@ -230,6 +251,7 @@ def _entry_from_jwk(jwk: object, *, where: str) -> KeyringEntry:
         role_set = frozenset(Role(role) for role in roles)
     except ValueError:
         raise KeyringError(f'{where}: "roles" may only hold: {_KNOWN_ROLES}') from None
+    on_behalf_of = agent_of(role_set, jwk.get("on_behalf_of"), where=where)
     user_id = jwk.get("user_id")
     if user_id is not None and (type(user_id) is not int or user_id <= 0):
         raise KeyringError(f'{where}: "user_id" must be the positive GitHub account id of {login}')
@@ -248,6 +270,7 @@ def _entry_from_jwk(jwk: object, *, where: str) -> KeyringEntry:
         user_id=user_id,
         not_before=not_before,
         revoked_at=revoked_at,
+        on_behalf_of=on_behalf_of,
     )
 
 

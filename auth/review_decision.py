@@ -17,9 +17,18 @@ from typing import Any, Literal
 
 from auth.policy import ReviewPolicy, Rule, quote_untrusted
 
-__all__ = ["Command", "CommandSource", "ReviewDecision", "RiskFinding", "decide"]
+__all__ = [
+    "AGENT_RULE",
+    "Command",
+    "CommandSource",
+    "ReviewDecision",
+    "RiskFinding",
+    "decide",
+    "decide_for_agent",
+]
 
 CommandSource = Literal["tool_call", "autogpt"]
+AGENT_RULE = "agent-answers"
 
 
 @dataclass(frozen=True)
@@ -72,6 +81,25 @@ def decide(policy: ReviewPolicy, commands: Sequence[Command]) -> ReviewDecision:
         if matched:
             required = max(required, rule.approvals)
     return ReviewDecision(required_approvals=required, findings=tuple(findings))
+
+
+def decide_for_agent(
+    decision: ReviewDecision, commands: Sequence[Command], *, agent: str
+) -> ReviewDecision:
+    """Return the decision for an agent's answer: any command at all waits for a person.
+
+    An agent identity may answer in plain text only. Its answer with a command, even one
+    the policy lets a person's answer run at once, is held until a reviewer approves it.
+    """
+    if not commands:
+        return decision
+    finding = RiskFinding(
+        AGENT_RULE,
+        commands[0].name,
+        None,
+        f"{agent} may answer in plain text only; a person must approve any command it sends",
+    )
+    return ReviewDecision(max(1, decision.required_approvals), (*decision.findings, finding))
 
 
 def _rule_findings(rule: Rule, command: Command) -> Iterator[RiskFinding]:

@@ -12,6 +12,9 @@ class Role(StrEnum):
 
     EDITOR = "editor"
     REVIEWER = "reviewer"
+    # Answers on an editor's behalf (``on_behalf_of``), only where the review policy lets
+    # agents answer; never approves or rejects. See :mod:`auth.agents`.
+    AGENT = "agent"
 
 
 class Act(StrEnum):

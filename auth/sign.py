@@ -10,7 +10,9 @@ import jwt
 
 from auth.comment import DIGEST_RE, normalise_text, render_signed_comment, text_digest
 from auth.errors import CommentFormatError, SigningError
+from auth.jwk import public_members
 from auth.keys import SigningKey
+from auth.oidc_comment import OIDC_CLAIM
 from auth.roles import Act
 
 DEFAULT_TTL = timedelta(hours=1)
@@ -27,6 +29,7 @@ def sign_comment(
     judged_digest: str | None = None,
     jti: str | None = None,
     ask: bool = False,
+    oidc_token: str | None = None,
 ) -> str:
     """Return a comment body carrying ``text`` and a signature over it for ``ticket``.
 
@@ -34,6 +37,10 @@ def sign_comment(
     the reviewer's note and ``judged_digest`` (the answer's :func:`text_digest`) is signed.
     ``ask`` signs the answer as a question back to the agent's user (the ``ask`` claim), so
     whether it ends the task cannot be changed after signing.
+
+    With ``oidc_token`` the comment is an agent's keyless, OIDC-bound signature
+    (:mod:`auth.oidc_comment`): ``key`` is the ephemeral key the token's ``aud`` names by
+    its thumbprint, and its public JWK goes in the header instead of a keyring kid.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise SigningError("now must be an aware datetime, such as datetime.now(UTC)")
@@ -71,9 +78,13 @@ def sign_comment(
     }
     if ask:
         claims["ask"] = True
-    token = jwt.encode(
-        claims, key.private_key, algorithm=key.alg, headers={"kid": key.kid, "typ": "JWT"}
-    )
+    headers: dict[str, Any] = {"kid": key.kid, "typ": "JWT"}
+    if oidc_token is not None:
+        if act is not Act.ANSWER:
+            raise SigningError("an agent only answers; it never approves or rejects")
+        claims[OIDC_CLAIM] = oidc_token
+        headers = {"typ": "JWT", "jwk": public_members(key.private_key.public_key())}
+    token = jwt.encode(claims, key.private_key, algorithm=key.alg, headers=headers)
     try:
         return render_signed_comment(normalise_text(text), token)
     except CommentFormatError as exc:

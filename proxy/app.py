@@ -41,6 +41,7 @@ from .mcp.routes import install_mcp
 from .messages_front import MESSAGES_FRONT, count_tokens
 from .metrics import install_metrics
 from .middleware import ClientKeys
+from .oidc_jwks import OIDC_KEYS, oidc_keys_context
 from .openai_fronts import CHAT_FRONT, LEGACY_FRONT
 from .origin_checks import OriginPolicy
 from .responses_front import RESPONSES_FRONT
@@ -119,6 +120,7 @@ def create_app(
             bot_login=desk_bot_login,
             clock=clock,
             coordinator=coordinator,
+            oidc_keys=app[OIDC_KEYS],
         )
         app[DESK] = desk
         await desk.start()
@@ -138,6 +140,8 @@ def create_app(
     # Then waiting clients are told to retry at once: aiohttp would otherwise wait for their
     # handlers (shutdown_timeout) before the desk stops and releases them.
     app.on_shutdown.append(release_waiting_clients)
+    # Before the desk, so the desk stops before the issuer's keys' session closes.
+    app.cleanup_ctx.append(oidc_keys_context(settings.oidc_issuer, clock=clock))
     app.cleanup_ctx.append(desk_context)
     # After the desk, so it stops first: no draft is posted to a desk that has stopped.
     app.cleanup_ctx.append(drafter_context(settings, DESK))

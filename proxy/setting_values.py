@@ -239,3 +239,22 @@ def log_settings(environ: Mapping[str, str]) -> tuple[str, str]:
             f"TICKETPROXY_LOG_FORMAT={raw_format!r} is not a log format: use text or json"
         )
     return level, form
+
+
+def parse_oidc_issuer(value: str | None) -> str | None:
+    """Return ``TICKETPROXY_OIDC_ISSUER`` (default GitHub Actions'), or None when set empty."""
+    if value is None:
+        return "https://token.actions.githubusercontent.com"
+    if value == "":
+        return None
+    parsed = urlsplit(value)
+    loopback = parsed.hostname in {"127.0.0.1", "localhost", "::1"}
+    if not (parsed.scheme == "https" or (parsed.scheme == "http" and loopback)) or (
+        not parsed.hostname or parsed.query or parsed.fragment
+    ):
+        raise ConfigError(
+            f"TICKETPROXY_OIDC_ISSUER={value!r} is not an https issuer URL: use "
+            "https://token.actions.githubusercontent.com (GitHub Actions), or set it empty "
+            "to trust no OIDC issuer; plain http is for a local test issuer only"
+        )
+    return value.rstrip("/")

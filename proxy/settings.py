@@ -27,6 +27,7 @@ from proxy.setting_values import (
     parse_github_api_url,
     parse_metrics_token,
     parse_models,
+    parse_oidc_issuer,
     parse_port,
     parse_redis_url,
     parse_repo,
@@ -107,6 +108,9 @@ class Settings:
     desk_url: str | None = None
     # Bearer token /metrics asks for; None: /metrics is open (a private network's usual).
     metrics_token: str | None = field(default=None, repr=False)
+    # The one OIDC issuer whose tokens may vouch for keyless agents (auth.oidc_comment);
+    # None: none is trusted. Its keys are fetched from ISSUER/.well-known/jwks.
+    oidc_issuer: str | None = "https://token.actions.githubusercontent.com"
     # Bearer token the answer page asks for; None: it answers loopback clients only.
     desk_token: str | None = field(default=None, repr=False)
     # Host names the server answers besides its own, TICKETPROXY_DESK_URL's and localhost
@@ -197,6 +201,7 @@ class Settings:
                 environ.get("TICKETPROXY_SANDBOX_PORT") or "8081", "TICKETPROXY_SANDBOX_PORT"
             ),
             lock_issues=read_flag(environ, "TICKETPROXY_LOCK_ISSUES", True),
+            oidc_issuer=parse_oidc_issuer(environ.get("TICKETPROXY_OIDC_ISSUER")),
             writes_per_minute=read_number(
                 environ, "TICKETPROXY_WRITES_PER_MINUTE", 72.0, low=1.0, unit="writes per minute"
             ),

@@ -7,6 +7,7 @@
     │   └── GitHubUnavailable  rate-limited, failing or unreachable (retry_after)
     ├── StoreError             the durable store cannot be opened or is from a newer version
     ├── TicketNotFound         a ticket named by a user (CLI, URL) does not exist
+    ├── OidcKeysUnavailable  the trusted OIDC issuer's keys cannot be fetched now
     ├── DeskStopped            the desk is stopping; a waiting client retries and re-attaches
     └── WebhookError           a webhook delivery cannot be trusted or read
         ├── MissingSignature   no ``X-Hub-Signature-256`` header
@@ -78,3 +79,7 @@ class BadSignature(WebhookError):
 
 class BadPayload(WebhookError):
     """The delivery is signed but is not a payload GitHub documents."""
+
+
+class OidcKeysUnavailable(TicketingError):
+    """The trusted OIDC issuer's JWKS cannot be fetched now; judge agents' tokens later."""

@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         elif args.command == "keygen":
             keygen(Settings.from_env(only(env, PATH_VARIABLES)), args, env)
         elif args.command == "sign":
-            sign(args)
+            sign(args, env)
         elif args.command == "answer":
             answer(args, env)
         elif args.command in {"approve", "reject"}:

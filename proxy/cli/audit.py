@@ -15,6 +15,7 @@ from auth.keyring import Keyring
 from auth.policy import ReviewPolicy
 from proxy.cli.audit_files import FileSource, check_files
 from proxy.cli.github_access import audit_comments, editor_errors
+from proxy.cli.oidc_token import fetch_issuer_keys
 from proxy.cli.rules import configured_api_url, parse_issue_url
 from proxy.cli.terminal import shown
 from proxy.cli.variables import PATH_VARIABLES, only
@@ -33,6 +34,8 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     keyring_path = args.keyring or Settings.from_env(only(env, PATH_VARIABLES)).keyring_path
     keyring = Keyring.load(keyring_path)
     policy = ReviewPolicy.load_or_default(args.policy)
+    # Agents' keyless answers are checked against the issuer's keys as published now.
+    oidc = fetch_issuer_keys(args.oidc_issuer) if keyring.oidc_agents else None
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_GITHUB_TOKEN")
     if args.issue_url:
         api_url, repo, number = parse_issue_url(args.issue_url)
@@ -64,6 +67,7 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             keyring_history=keyring,
             bot_login=bot_login,
             policy=policy,
+            oidc=oidc,
         )
         for result in results:
             audited += 1
@@ -128,6 +132,8 @@ def _audit_text(result: TicketAudit, issue: IssueHistory) -> str:
             f"  answered by {a.signer} (key {a.kid}, jti {a.jti}) signed {when(a.signed_at)}, "
             f"posted {when(a.posted_at)}: {a.comment_url}"
         )
+        if a.agent is not None:
+            lines.append(f"  answered by {a.agent}")
     if result.released_at is not None:
         lines.append(f"  delivery recorded by the bot at {when(result.released_at)}")
     if result.required_approvals is not None:

@@ -12,10 +12,12 @@ from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 
-from auth.keys import load_signing_key
+from auth.keys import generate_signing_key, load_signing_key
+from auth.logins import is_valid_login
 from auth.roles import Act
 from auth.sign import sign_comment
 from proxy.cli.github_access import audit_comments, editor_errors, editor_issue
+from proxy.cli.oidc_token import request_oidc_token
 from proxy.cli.rules import draft_to_sign, refuse_delivered, step_to_answer
 from proxy.errors import ProxyError
 from ticketing.clock import utc_now
@@ -23,9 +25,9 @@ from ticketing.github.one_shot import IssueHistory, fetch_issue_once, post_comme
 from ticketing.references import ticket_reference
 
 
-def sign(args: argparse.Namespace) -> None:
+def sign(args: argparse.Namespace, env: Mapping[str, str]) -> None:
     """Print the signed comment for ``--ticket`` (the ``sign`` command)."""
-    sys.stdout.write(_signed_text(args.key, args.ticket, _read_text(args.file), args) + "\n")
+    sys.stdout.write(_signed_text(args.ticket, _read_text(args.file), args, env) + "\n")
 
 
 def answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
@@ -44,7 +46,7 @@ def answer(args: argparse.Namespace, env: Mapping[str, str]) -> None:
             history, audit_comments(history), ticket=ticket, issue_ticket=f"{repo}#{number}"
         )
     text = _draft_text(history, ticket, args.draft_by) if args.draft else _read_text(args.file)
-    body = _signed_text(args.key, ticket, text, args)
+    body = _signed_text(ticket, text, args, env)
     with editor_errors(api_url, f"issue {repo}#{number}"):
         url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
     print(f"signed answer posted: {url} (signed for {ticket})")
@@ -68,15 +70,26 @@ def _read_text(name: str) -> str:
         raise ProxyError(f"{source} is not UTF-8 text; save the answer as UTF-8") from None
 
 
-def _signed_text(key_path: Path, ticket: str, text: str, args: argparse.Namespace) -> str:
-    """Return ``text`` signed for ``ticket`` with the key in ``key_path``, as ``args`` ask."""
+def _signed_text(ticket: str, text: str, args: argparse.Namespace, env: Mapping[str, str]) -> str:
+    """Return ``text`` signed for ``ticket`` with ``--key`` (or ``--oidc``), as ``args`` ask."""
     act = Act(getattr(args, "act", Act.ANSWER.value))
     if act is Act.ANSWER and not text.strip():
         raise ProxyError("the answer is empty: give its text in the file or on standard input")
     ask = bool(getattr(args, "ask", False))
     if ask and act is not Act.ANSWER:
         raise ProxyError("--ask marks an answer as a question back; an approval cannot ask")
-    key = load_signing_key(key_path)
+    oidc_token: str | None = None
+    if getattr(args, "oidc", False):
+        if act is not Act.ANSWER:
+            raise ProxyError("--oidc signs an agent's answer; an agent never approves or rejects")
+        login = getattr(args, "agent_login", None)
+        if not login or not is_valid_login(login):
+            raise ProxyError("--oidc needs --as LOGIN: the account that posts the agent's comments")
+        # Ephemeral: made for this one answer, never written down; the token names it.
+        key = generate_signing_key(login=login)
+        oidc_token = request_oidc_token(env, audience=key.kid)
+    else:
+        key = load_signing_key(args.key)
     return sign_comment(
         text,
         ticket=ticket,
@@ -86,4 +99,5 @@ def _signed_text(key_path: Path, ticket: str, text: str, args: argparse.Namespac
         ttl=timedelta(seconds=args.ttl),
         judged_digest=getattr(args, "judged_sha256", None),
         ask=ask,
+        oidc_token=oidc_token,
     )

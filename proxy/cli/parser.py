@@ -64,10 +64,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     keygen.add_argument("--user-id", type=int, help="your numeric GitHub user id (checked too)")
     keygen.add_argument("--alg", choices=["EdDSA", "ES256"], default="EdDSA")
+    keygen.add_argument(
+        "--on-behalf-of",
+        metavar="LOGIN",
+        help="with --roles agent: the editor whose agent this key is",
+    )
 
     sign = commands.add_parser("sign", help="print a signed comment for a ticket")
     sign.add_argument("--ticket", required=True, help="OWNER/REPO#NUMBER")
-    sign.add_argument("--key", type=Path, required=True, help="your private key file")
+    _signer_arguments(sign)
     sign.add_argument("--act", choices=[a.value for a in Act], default=Act.ANSWER.value)
     sign.add_argument("--judged-sha256", help="for approve/reject: the answer's sha256")
     sign.add_argument("--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid")
@@ -80,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     answer = commands.add_parser("answer", help="sign an answer and post it on the issue")
     answer.add_argument("issue_url", help="the ticket's issue URL")
-    answer.add_argument("--key", type=Path, required=True, help="your private key file")
+    _signer_arguments(answer)
     answer.add_argument("--file", default="-", help="answer text file, or - for stdin")
     answer.add_argument("--token", help="your GitHub token (default: $GITHUB_TOKEN)")
     answer.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
@@ -162,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--policy", type=Path, help="review policy file (default: the packaged one)")
     audit.add_argument("--bot", help="login of the ticketproxy bot (default: each issue's author)")
     audit.add_argument("--json", action="store_true", help="print one JSON object per ticket")
+    audit.add_argument(
+        "--oidc-issuer",
+        default="https://token.actions.githubusercontent.com",
+        help="the OIDC issuer of agents' keyless answers, whose keys are fetched when the "
+        "keyring lists oidc_agents (default: GitHub Actions')",
+    )
     audit.add_argument("--token", help="a GitHub token (default: $GITHUB_TOKEN)")
     audit.add_argument(
         "--api-url",
@@ -183,6 +194,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="check uploaded files exported to DIR/TASK_ID/ARTIFACT_ID instead of fetching them",
     )
     return parser
+
+
+def _signer_arguments(command: argparse.ArgumentParser) -> None:
+    """Add who signs: a key file, or an agent's ephemeral key vouched for by OIDC."""
+    signer = command.add_mutually_exclusive_group(required=True)
+    signer.add_argument("--key", type=Path, help="your private key file")
+    signer.add_argument(
+        "--oidc",
+        action="store_true",
+        help="sign as a keyless agent: an ephemeral key bound to this GitHub Actions job's "
+        "OIDC token (needs permissions: id-token: write, and --as)",
+    )
+    command.add_argument(
+        "--as",
+        dest="agent_login",
+        metavar="LOGIN",
+        help="with --oidc: the login that posts the agent's comments, as the keyring lists it",
+    )
 
 
 def _review_arguments(command: argparse.ArgumentParser) -> None:

@@ -10,10 +10,12 @@ Replays are checked within the ticket.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from auth.comment import text_digest
 from auth.keyring import Keyring
+from auth.oidc import OidcTrust
 from auth.policy import ReviewPolicy
 from auth.review_tally import Judgement
 from auth.roles import Act
@@ -40,13 +42,17 @@ def audit_ticket(
     policy: ReviewPolicy | None,
     released_at: datetime | None = None,
     limits: VerifyLimits = DEFAULT_LIMITS,
+    oidc: OidcTrust | None = None,
 ) -> TicketAudit:
     """Re-verify the delivered answer of ``ticket`` and the approvals that released it.
 
     ``delivered_comment_id`` and ``released_digest`` say what ticketproxy released (from its
     store, or its delivered notice) and ``released_at`` when; None means nothing was
     released. With a ``policy``, the answer must carry the approvals the policy requires.
+    ``oidc`` is the trusted issuer's JWKS, for agents' keyless answers: their tokens are
+    checked at the comment's posting time, so the audit says they were valid when received.
     """
+    trust = _Trust(keyring_history, oidc)
     ordered = sorted(comments, key=lambda c: (c.created_at, c.id))
     if delivered_comment_id is None:
         return TicketAudit(ticket, "unanswered", None, (), (), notes=_stray_notes(ordered))
@@ -75,7 +81,7 @@ def audit_ticket(
     for comment in ordered:
         claimed = claimed_act(comment.body)
         if comment.id == answer_comment.id:
-            verdict = _verify(comment, ticket, keyring_history, seen, limits, acts=_ANSWER)
+            verdict = _verify(comment, ticket, trust, seen, limits, acts=_ANSWER)
             if isinstance(verdict, Accepted):
                 answer = _record(verdict, comment)
             else:
@@ -84,16 +90,14 @@ def audit_ticket(
                     f"{verdict.reason.value}: {verdict.detail}"
                 )
         elif claimed in _JUDGING_VALUES:
-            judged = _verify(
-                comment, ticket, keyring_history, seen, limits, acts=_JUDGING, judged=digest
-            )
+            judged = _verify(comment, ticket, trust, seen, limits, acts=_JUDGING, judged=digest)
             if isinstance(judged, Accepted):
                 judgement = Judgement.from_accepted(
                     judged, comment_id=comment.id, posted_at=comment.created_at
                 )
                 judgements.append((judgement, _record(judged, comment)))
             elif judged.reason is RejectReason.TEXT_MISMATCH and (
-                other := _judged_earlier(comment, ticket, keyring_history, seen, limits, earlier)
+                other := _judged_earlier(comment, ticket, trust, seen, limits, earlier)
             ):
                 # A valid judgement of another answer (say, the rejection of a first try):
                 # it says nothing about the delivered one, and nothing was tampered with.
@@ -108,7 +112,7 @@ def audit_ticket(
                 )
         elif claimed is not None:
             # Other answers never count here, but their tokens are spent all the same.
-            _verify(comment, ticket, keyring_history, seen, limits, acts=_ANSWER)
+            _verify(comment, ticket, trust, seen, limits, acts=_ANSWER)
     if answer is not None and released_digest is not None and answer.digest != released_digest:
         problems.append(
             f"the delivered answer's signed text (sha256 {answer.digest[:12]}) is not what "
@@ -135,7 +139,7 @@ def audit_ticket(
 def _judged_earlier(
     comment: AuditComment,
     ticket: str,
-    keyring: Keyring,
+    trust: _Trust,
     seen: set[str],
     limits: VerifyLimits,
     earlier: dict[str, AuditComment],
@@ -145,7 +149,7 @@ def _judged_earlier(
     other = None if digest is None else earlier.get(digest)
     if digest is None or other is None or other.created_at > comment.created_at:
         return None
-    verdict = _verify(comment, ticket, keyring, seen, limits, acts=_JUDGING, judged=digest)
+    verdict = _verify(comment, ticket, trust, seen, limits, acts=_JUDGING, judged=digest)
     return other if isinstance(verdict, Accepted) else None
 
 
@@ -156,10 +160,18 @@ def _stray_notes(comments: Sequence[AuditComment]) -> tuple[str, ...]:
     return (f"{signed} signed answer(s) on the ticket, none recorded as delivered",)
 
 
+@dataclass(frozen=True)
+class _Trust:
+    """The keyring, and the issuer's keys that vouch for the OIDC agents it lists."""
+
+    keyring: Keyring
+    oidc: OidcTrust | None
+
+
 def _verify(
     comment: AuditComment,
     ticket: str,
-    keyring: Keyring,
+    trust: _Trust,
     seen: set[str],
     limits: VerifyLimits,
     *,
@@ -171,7 +183,7 @@ def _verify(
         author_login=comment.author_login,
         author_id=comment.author_id,
         ticket=ticket,
-        keyring=keyring,
+        keyring=trust.keyring,
         # GitHub's creation time, not today: what matters is whether the key and the token
         # were valid when the comment was posted.
         now=comment.created_at,
@@ -179,6 +191,7 @@ def _verify(
         acts=acts,
         judged_digest=judged,
         limits=limits,
+        oidc=trust.oidc,
     )
     if isinstance(verdict, Accepted):
         seen.add(verdict.jti)
@@ -196,7 +209,15 @@ def _record(verdict: Accepted, comment: AuditComment) -> SignedRecord:
         posted_at=comment.created_at,
         comment_id=comment.id,
         comment_url=comment.url,
+        agent=None if verdict.agent is None else _agent_line(verdict),
     )
+
+
+def _agent_line(verdict: Accepted) -> str:
+    agent = verdict.agent
+    assert agent is not None
+    proof = "an enrolled agent key" if agent.oidc is None else agent.oidc.describe()
+    return f"{agent.describe()}, by {proof}"
 
 
 def _shown(value: datetime) -> str:

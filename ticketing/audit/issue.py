@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from auth.keyring import Keyring
 from auth.logins import same_login
+from auth.oidc import OidcTrust
 from auth.policy import ReviewPolicy
 from auth.verify import DEFAULT_LIMITS, VerifyLimits
 from ticketing.audit.answer import audit_ticket
@@ -31,6 +32,7 @@ def audit_issue(
     bot_login: str,
     policy: ReviewPolicy | None,
     limits: VerifyLimits = DEFAULT_LIMITS,
+    oidc: OidcTrust | None = None,
 ) -> TicketAudit:
     """Audit a ticket from its comments alone, reading what the bot's notices recorded."""
     delivered = bot_records(comments, kind=DELIVERED, bot_login=bot_login)
@@ -44,6 +46,7 @@ def audit_issue(
         released_at=None if first is None else first.posted_at,
         policy=policy,
         limits=limits,
+        oidc=oidc,
     )
     if first is None:
         return audit
@@ -70,6 +73,7 @@ def audit_steps(
     bot_login: str,
     policy: ReviewPolicy | None,
     limits: VerifyLimits = DEFAULT_LIMITS,
+    oidc: OidcTrust | None = None,
 ) -> tuple[TicketAudit, ...]:
     """Audit every step of an agent run's issue, each under its own ticket reference.
 
@@ -97,6 +101,7 @@ def audit_steps(
                 bot_login=bot_login,
                 policy=policy,
                 limits=limits,
+                oidc=oidc,
             )
         )
     return tuple(audits)

@@ -29,10 +29,14 @@ class SignedRecord:
     posted_at: datetime
     comment_id: int
     comment_url: str
+    # Signed by an agent identity: "alice's agent, by …" (its key, or its OIDC token).
+    agent: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """Return the record as JSON-ready values."""
+        extra = {} if self.agent is None else {"agent": self.agent}
         return {
+            **extra,
             "act": self.act.value,
             "signer": self.signer,
             "kid": self.kid,

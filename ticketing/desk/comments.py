@@ -17,15 +17,22 @@ from dataclasses import replace
 
 from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
+from auth.oidc import OidcTrust
+from auth.oidc_comment import oidc_token_kid
 from auth.review_decision import decide as decide_review
+from auth.review_decision import decide_for_agent
 from auth.verify import Accepted, Verdict, verify_comment
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
 from ticketing.github.interface import Comment
 from ticketing.github.write_queue import WriteQueue
+from ticketing.oidc_keys import OidcKeys
 from ticketing.release import Release, prepare_release
+from ticketing.render.drafts import DRAFT_MARKER_PREFIX
 from ticketing.render.replies import (
+    AGENT_ANSWER,
     is_bot_reply,
+    render_agent_answer_notice,
     render_late_answer_reply,
     render_rejection_reply,
     render_unreleasable_reply,
@@ -64,8 +71,10 @@ class SignedComments:
         settings: DeskSettings,
         clock: Clock,
         bot_login: str | None,
+        oidc_keys: OidcKeys | None = None,
     ) -> None:
         self._store = store
+        self._oidc_keys = oidc_keys
         self._followups = followups
         self._coordinator = coordinator
         self._keyring = keyring
@@ -89,7 +98,8 @@ class SignedComments:
                 # Read once, before anything is written: while the file cannot be read,
                 # KeyringUnavailable leaves the comment untouched for the finder to retry.
                 keyring = self._keyring()
-                verdict = self._verify(ticket, comment, step, keyring)
+                trust = await self._oidc_trust(comment, keyring)
+                verdict = self._verify(ticket, comment, step, keyring, trust)
                 facts = replace(facts, verdict=verdict)
             elif isinstance(step, d.ClaimJti):
                 assert isinstance(facts.verdict, Accepted)
@@ -106,11 +116,12 @@ class SignedComments:
                 )
                 if isinstance(release, Release) and facts.verdict.ask:
                     release = replace(release, ask=True)
-                review = (
-                    decide_review(self.settings.policy, release.commands())
-                    if isinstance(release, Release)
-                    else None
-                )
+                review = None
+                if isinstance(release, Release):
+                    review = decide_review(self.settings.policy, release.commands())
+                    if facts.verdict.agent is not None:
+                        agent = facts.verdict.agent.describe()
+                        review = decide_for_agent(review, release.commands(), agent=agent)
                 facts = replace(facts, release=release, review=review)
             elif isinstance(step, d.RecordJudgement):
                 assert ticket is not None
@@ -133,6 +144,7 @@ class SignedComments:
         facts = d.CommentFacts(
             from_bot=from_bot,
             signed=TRAILER_PREFIX in comment.body,
+            draft=DRAFT_MARKER_PREFIX in comment.body,
             state=None if ticket is None else ticket.state,
         )
         if ticket is None or not facts.signed:
@@ -145,8 +157,22 @@ class SignedComments:
             facts = replace(facts, is_accepted_answer=accepted)
         return facts, ticket
 
+    async def _oidc_trust(self, comment: Comment, keyring: Keyring) -> OidcTrust | None:
+        """Return the OIDC issuer's keys when the comment is an agent's keyless signature."""
+        kid = oidc_token_kid(comment.body)
+        # Fetched only when some workflow is listed: otherwise no token can count anyway.
+        if kid is None or self._oidc_keys is None or not keyring.oidc_agents:
+            return None
+        # May raise OidcKeysUnavailable: the finder keeps the comment and comes back to it.
+        return await self._oidc_keys.trust_for(kid)
+
     def _verify(
-        self, ticket: Ticket, comment: Comment, step: d.Verify, keyring: Keyring
+        self,
+        ticket: Ticket,
+        comment: Comment,
+        step: d.Verify,
+        keyring: Keyring,
+        trust: OidcTrust | None,
     ) -> Verdict:
         """Verify a signed comment on this ticket with the keyring and the used jtis."""
         return verify_comment(
@@ -160,6 +186,7 @@ class SignedComments:
             acts=step.acts,
             judged_digest=step.judged_digest,
             limits=self.settings.verify_limits,
+            oidc=trust,
         )
 
     async def _claim_jti(self, verdict: Accepted, comment: Comment) -> bool:
@@ -241,15 +268,35 @@ class SignedComments:
             return
         self._runs.link_reply(ticket, release, request)
         self._counters.accepted += 1
+        by = verdict.signer if verdict.agent is None else verdict.agent.describe()
         log.info(
             "request_id=%s ticket %d answered by %s (kid %s, comment %d)",
             ticket.request_id,
             ticket.id,
-            verdict.signer,
+            by,
             verdict.kid,
             comment.id,
         )
+        if verdict.agent is not None:
+            self._tell_agent_answered(ticket, comment, verdict)
         self._waiters.notify(ticket.id)
+
+    def _tell_agent_answered(self, ticket: Ticket, comment: Comment, verdict: Accepted) -> None:
+        """Say on the ticket that an agent answered, whose, and that its token was valid."""
+        assert verdict.agent is not None
+        proof = verdict.agent.oidc
+        body = render_agent_answer_notice(
+            comment_url=comment.url,
+            on_behalf_of=verdict.agent.on_behalf_of,
+            poster=comment.author_login,
+            proof=None if proof is None else proof.describe(),
+        )
+        self._followups.reply_once(
+            comment.issue_number,
+            body,
+            claim=ReplyClaim(comment_id=comment.id, ticket_id=ticket.id, kind=AGENT_ANSWER),
+            request_id=ticket.request_id,
+        )
 
     def _refuse(self, ticket: Ticket, comment: Comment, refusal: d.Refuse) -> None:
         """Count a refused signed comment and tell its author why, once."""

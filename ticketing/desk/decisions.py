@@ -77,6 +77,10 @@ EARLY_JUDGEMENT = (
     " count only after the bot asks for a review"
 )
 SELF_APPROVAL = "the author of an answer cannot approve it; another reviewer must"
+DRAFT_AS_ANSWER = (
+    "this comment carries a draft's marker: a draft is a suggestion and never an answer;"
+    " sign the draft's text and post it without the draft's markup"
+)
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,8 @@ class CommentFacts:
     review: ReviewDecision | None = None
     recorded: bool | None = None
     tally: ReviewTally | None = None
+    # Its text holds a draft's marker (ticketing.render.drafts): a draft posing as an answer.
+    draft: bool = False
 
 
 # --- steps: the next fact the desk must establish ---------------------------------------
@@ -209,6 +215,8 @@ def decide(facts: CommentFacts) -> Step | Action:
     if facts.state is None or not facts.signed:
         # Not one of our tickets, or ordinary discussion: neither can answer.
         return Ignore("no ticket, or no signature")
+    if facts.draft:
+        return Refuse("draft", "rejected:draft", Reply.REJECTION, DRAFT_AS_ANSWER)
     if facts.state is TicketState.NEEDS_REVIEW:
         return _judgement(facts)
     if facts.state is not TicketState.OPEN:
@@ -248,6 +256,12 @@ def _answer(facts: CommentFacts) -> Step | Action:
     return Accept(verdict, facts.release)
 
 
+def _authored(login: str, candidate: Candidate) -> bool:
+    """Return whether ``login`` wrote the answer, or is the editor whose agent wrote it."""
+    behalf = candidate.on_behalf_of
+    return same_login(login, candidate.signer) or (behalf is not None and same_login(login, behalf))
+
+
 def _judgement(facts: CommentFacts) -> Step | Action:
     """Decide what a signed comment on a ticket under review does."""
     candidate = facts.candidate
@@ -269,7 +283,7 @@ def _judgement(facts: CommentFacts) -> Step | Action:
         return ClaimJti()
     if not facts.jti_fresh:
         return Refuse("replayed", "review:replayed", Reply.REJECTION, REPLAYED)
-    if verdict.act is Act.APPROVE and same_login(verdict.signer, candidate.signer):
+    if verdict.act is Act.APPROVE and _authored(verdict.signer, candidate):
         return Refuse("self-approval", "review:self-approval", Reply.REJECTION, SELF_APPROVAL)
     if facts.recorded is None:
         return RecordJudgement()

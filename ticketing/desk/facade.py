@@ -30,6 +30,7 @@ from ticketing.coordination import Coordinator, LocalCoordinator
 from ticketing.github.interface import GitHubIssues
 from ticketing.github.webhooks import CommentEvent
 from ticketing.github.write_queue import WriteQueue
+from ticketing.oidc_keys import OidcKeys
 from ticketing.render.ticket import RenderedTicket
 from ticketing.request import ChatRequest
 from ticketing.store.interface import TicketStore
@@ -72,6 +73,7 @@ class Desk:
         clock: Clock = utc_now,
         coordinator: Coordinator | None = None,
         replica_id: str | None = None,
+        oidc_keys: OidcKeys | None = None,
     ) -> None:
         self.store = store
         self.github = github
@@ -128,6 +130,7 @@ class Desk:
             settings=settings,
             clock=clock,
             bot_login=bot_login,
+            oidc_keys=oidc_keys,
         )
         self._finder = AnswerFinder(
             store=store,

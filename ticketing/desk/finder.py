@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from auth.errors import KeyringUnavailable
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
-from ticketing.errors import GitHubUnavailable, TicketingError
+from ticketing.errors import GitHubUnavailable, OidcKeysUnavailable, TicketingError
 from ticketing.github.interface import Comment, GitHubIssues
 from ticketing.github.poll_budget import poll_delay
 from ticketing.github.times import format_github_time, parse_github_time
@@ -170,7 +170,7 @@ class AnswerFinder:
         """Consider a comment; keep it for later if the keyring cannot be read now."""
         try:
             await self._consider(comment)
-        except KeyringUnavailable:
+        except (KeyringUnavailable, OidcKeysUnavailable):
             if version not in self._deferred:
                 log.warning(
                     "comment %d by %s on #%d waits for the keyring to be readable again",

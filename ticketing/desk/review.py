@@ -105,11 +105,13 @@ class Review:
             required=decision.required_approvals,
             posted_at=comment.created_at,
             proposed_at=self._clock(),
+            on_behalf_of=None if verdict.agent is None else verdict.agent.on_behalf_of,
         )
         reviewers = sorted(
             login
             for login in keyring.logins_with_role(Role.REVIEWER)
             if not same_login(login, verdict.signer)
+            and not (verdict.agent is not None and same_login(login, verdict.agent.on_behalf_of))
         )
         guard = Guard.ticket_in(
             ticket.id, {TicketState.NEEDS_REVIEW, TicketState.ANSWERED, TicketState.DELIVERED}

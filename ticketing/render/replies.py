@@ -47,6 +47,7 @@ _EXPIRED = "expired"
 _UNRELEASABLE = "unreleasable"
 _LATE_ANSWER = "late-answer"
 _REVIEW_REJECTED = "review-rejected"
+AGENT_ANSWER = "agent-answer"  # the accepted answer is an agent's, on an editor's behalf
 _LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
 _LINKABLE = re.compile(r"https?://[^\s<>()\[\]`\\]+")
 _DETAIL_LIMIT = 500
@@ -152,6 +153,23 @@ def render_delivered_notice(
         f" (key {escape_inline(kid)}).{approved} Later answers on this ticket are not"
         f" delivered.{record}",
         DELIVERED,
+    )
+
+
+def render_agent_answer_notice(
+    *, comment_url: str, on_behalf_of: str, poster: str, proof: str | None
+) -> str:
+    """Say plainly that an agent, not its editor, answered, and how it proved who it is."""
+    how = (
+        f"Its identity: a {escape_inline(proof, limit=_DETAIL_LIMIT)}."
+        if proof is not None
+        else "Its identity: a dedicated key enrolled in the keyring with the role agent."
+    )
+    return _with_marker(
+        f"Answered by **{escape_inline(on_behalf_of)}'s agent**: the"
+        f" {_link('signed comment', comment_url)} posted by **{escape_inline(poster)}** was"
+        f" signed by an agent identity, not by a person. {how}",
+        AGENT_ANSWER,
     )
 
 

@@ -113,6 +113,8 @@ class Candidate:
     posted_at: datetime
     proposed_at: datetime
     state: str = "pending"
+    # An agent's answer: the editor whose agent signed it, who may not approve it either.
+    on_behalf_of: str | None = None
 
 
 @dataclass(frozen=True)

@@ -159,8 +159,8 @@ class SQLiteAnswers(SQLiteDatabase):
                 return False
             db.execute(
                 "INSERT INTO candidates (comment_id, ticket_id, comment_url, text, signer, kid,"
-                " jti, digest, release, required, posted_at, proposed_at, state)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+                " jti, digest, release, required, posted_at, proposed_at, state, on_behalf_of)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
                 (
                     candidate.comment_id,
                     candidate.ticket_id,
@@ -174,6 +174,7 @@ class SQLiteAnswers(SQLiteDatabase):
                     candidate.required,
                     to_timestamp(candidate.posted_at),
                     to_timestamp(candidate.proposed_at),
+                    candidate.on_behalf_of,
                 ),
             )
             db.execute(

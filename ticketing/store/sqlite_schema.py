@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -220,6 +220,11 @@ _MIGRATIONS: dict[int, str] = {
         canceled_at  REAL
     );
     CREATE INDEX tool_tasks_by_client ON tool_tasks (client, created_at);
+    """,
+    # An answer under review signed by an agent: the editor it answers for, who may not
+    # approve it (a self-approval by proxy).
+    12: """
+    ALTER TABLE candidates ADD COLUMN on_behalf_of TEXT;
     """,
 }
 

@@ -102,6 +102,31 @@ def test_an_unsigned_comment_is_ordinary_discussion_and_ignored() -> None:
     assert isinstance(d.decide(replace(OPEN, signed=False)), d.Ignore)
 
 
+def test_editor_approving_their_own_agents_answer_is_refused_as_self_approval() -> None:
+    """alice's agent's held command needs another reviewer: alice approving is refused."""
+    agents = replace(_candidate(signer="alice-agent"), on_behalf_of="alice")
+    facts = replace(
+        UNDER_REVIEW,
+        candidate=agents,
+        verdict=_accepted(Act.APPROVE, signer="alice"),
+        jti_fresh=True,
+    )
+    refusal = d.decide(facts)
+    assert isinstance(refusal, d.Refuse)
+    assert refusal.reason == "self-approval"
+    other = replace(facts, verdict=_accepted(Act.APPROVE, signer="bob"))
+    assert isinstance(d.decide(other), d.RecordJudgement)
+
+
+def test_a_signed_draft_comment_passing_as_an_answer_is_refused() -> None:
+    """A comment carrying a draft's marker is refused before any verification, with a reply."""
+    for facts in (OPEN, UNDER_REVIEW, VERIFIED):
+        refusal = d.decide(replace(facts, draft=True))
+        assert isinstance(refusal, d.Refuse)
+        assert refusal.reason == "draft"
+        assert "never an answer" in refusal.detail
+
+
 # --- tickets that are no longer open ---------------------------------------------------------
 
 

@@ -1,0 +1,94 @@
+"""The trusted OIDC issuer's signing keys (its JWKS), fetched behind a Protocol and cached.
+
+An agent's keyless signature carries a GitHub Actions OIDC token (see
+:mod:`auth.oidc_comment`); checking it needs the issuer's JWKS, which is I/O, so it is
+fetched here and handed to the pure verification as a value. The set is cached; it is
+fetched again when a token names a ``kid`` it lacks (GitHub rotates its keys), at most once
+per ``refresh_interval`` so that bogus kids cannot make the desk hammer the issuer. While
+the issuer cannot be reached, :class:`OidcKeysUnavailable` leaves the comment unjudged for
+the finder to come back to, as an unreadable keyring does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+
+from auth.oidc import OidcTrust
+from ticketing.clock import Clock
+from ticketing.errors import OidcKeysUnavailable
+
+__all__ = ["JwksFetcher", "OidcKeys", "jwks_url"]
+
+log = logging.getLogger(__name__)
+
+
+def jwks_url(issuer: str) -> str:
+    """Return where an issuer publishes its JWKS (GitHub: ``/.well-known/jwks``)."""
+    return issuer.rstrip("/") + "/.well-known/jwks"
+
+
+class JwksFetcher(Protocol):
+    """Fetches a JWKS document; raises OidcKeysUnavailable when it cannot."""
+
+    async def fetch_jwks(self, url: str) -> Mapping[str, Any]:
+        """Return the parsed JWKS at ``url``."""
+        ...
+
+
+class OidcKeys:
+    """The issuer's JWKS as last fetched, fetched again for a kid it does not hold."""
+
+    def __init__(
+        self,
+        *,
+        issuer: str,
+        fetcher: JwksFetcher,
+        clock: Clock,
+        refresh_interval: timedelta = timedelta(seconds=60),
+    ) -> None:
+        self.issuer = issuer
+        self._fetcher = fetcher
+        self._clock = clock
+        self._refresh_interval = refresh_interval
+        self._jwks: Mapping[str, Any] | None = None
+        self._fetched_at: datetime | None = None
+        self._lock = asyncio.Lock()
+        self.fetches = 0
+
+    async def trust_for(self, kid: str | None) -> OidcTrust:
+        """Return the issuer and its keys, fetched again first when ``kid`` is not among them."""
+        async with self._lock:
+            if self._jwks is None or (kid is not None and not self._holds(kid) and self._due()):
+                await self._fetch()
+            assert self._jwks is not None
+            return OidcTrust(issuer=self.issuer, jwks=self._jwks)
+
+    def _holds(self, kid: str) -> bool:
+        keys = self._jwks.get("keys") if self._jwks is not None else None
+        return isinstance(keys, list) and any(
+            isinstance(k, Mapping) and k.get("kid") == kid for k in keys
+        )
+
+    def _due(self) -> bool:
+        last = self._fetched_at
+        return last is None or self._clock() - last >= self._refresh_interval
+
+    async def _fetch(self) -> None:
+        url = jwks_url(self.issuer)
+        self._fetched_at = self._clock()
+        self.fetches += 1
+        try:
+            jwks = await self._fetcher.fetch_jwks(url)
+        except OidcKeysUnavailable:
+            if self._jwks is None:
+                raise
+            # The keys fetched before still verify tokens they signed.
+            log.warning("the OIDC issuer's keys at %s could not be fetched again", url)
+            return
+        if not isinstance(jwks.get("keys"), list):
+            raise OidcKeysUnavailable(f'{url} did not return a JWKS (an object with "keys")')
+        self._jwks = jwks
