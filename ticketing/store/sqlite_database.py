@@ -1,9 +1,9 @@
-"""The SQLite ticket store's connection: opening, migrating, transactions, timestamps.
+"""The SQLite ticket store's connection: opening, migrating, transactions.
 
-:class:`SQLiteDatabase` is the base every part of the SQLite store builds on (tickets,
-answers, the write queue, drafts, GitHub events): they share its one connection, so
-:class:`~ticketing.store.sqlite.SQLiteTicketStore` composes them over a single database.
-Times are stored as POSIX timestamps (``REAL``) and read back as UTC datetimes.
+:class:`SQLiteDatabase` is the :class:`~ticketing.store.sql_database.SQLDatabase` the parts
+of the store (tickets, answers, the write queue, drafts, GitHub events) run on in SQLite:
+they share its one connection, so :class:`~ticketing.store.sqlite.SQLiteTicketStore`
+composes them over a single database.
 """
 
 from __future__ import annotations
@@ -11,31 +11,25 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from ticketing.errors import StoreError
+from ticketing.store.sql_database import (
+    SQLDatabase,
+    from_optional_timestamp,
+    from_timestamp,
+    to_timestamp,
+)
 from ticketing.store.sqlite_schema import SCHEMA_VERSION, migration_statements
 
-
-def to_timestamp(value: datetime) -> float:
-    """Return how a time is stored: seconds since the epoch."""
-    return value.timestamp()
+# Where they were defined before PostgreSQL shared them.
+__all__ = ["SQLiteDatabase", "from_optional_timestamp", "from_timestamp", "to_timestamp"]
 
 
-def from_timestamp(value: float) -> datetime:
-    """Return the UTC time a stored timestamp stands for."""
-    return datetime.fromtimestamp(value, UTC)
-
-
-def from_optional_timestamp(value: float | None) -> datetime | None:
-    """Return the UTC time a stored timestamp stands for, or None for a NULL one."""
-    return None if value is None else from_timestamp(value)
-
-
-class SQLiteDatabase:
+class SQLiteDatabase(SQLDatabase):
     """One SQLite connection (WAL, synchronous writes), migrated to the current schema."""
+
+    _db: sqlite3.Connection
 
     def __init__(self, path: Path | str) -> None:
         self.path = str(path)
@@ -74,11 +68,6 @@ class SQLiteDatabase:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-
-    def _scalar(self, query: str, parameters: tuple[object, ...] = ()) -> Any:
-        """Return the first column of the query's first row, or None without a row."""
-        row = self._db.execute(query, parameters).fetchone()
-        return None if row is None else row[0]
 
     def _migrate(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
