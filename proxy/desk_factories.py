@@ -32,7 +32,12 @@ class GitHubFactory(Protocol):
 
 
 def open_store(settings: Settings) -> TicketStore:
-    """Open the SQLite ticket store in the data directory, creating the directory first."""
+    """Open the PostgreSQL store of the database URL, else SQLite in the data directory."""
+    if settings.database_url is not None:
+        # Imported here so that a process on SQLite never loads the PostgreSQL driver.
+        from ticketing.store.postgres import PostgresTicketStore
+
+        return PostgresTicketStore(settings.database_url)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return SQLiteTicketStore(settings.store_path)
 
