@@ -140,3 +140,14 @@ def postgres_url(postgres_server: PostgresServer) -> str:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
+
+
+@pytest.fixture
+def restarts_server(postgres_server: PostgresServer) -> Iterator[PostgresServer]:
+    """Yield the session's server, started again after the test if the test stopped it."""
+    yield postgres_server
+    try:
+        with psycopg.connect(postgres_server.url(), connect_timeout=1):
+            pass
+    except psycopg.OperationalError:
+        postgres_server.start()

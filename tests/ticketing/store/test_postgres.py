@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
@@ -32,17 +31,6 @@ def empty_url(postgres_server: PostgresServer) -> str:
     with psycopg.connect(postgres_server.url(), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     return postgres_server.url(name)
-
-
-@pytest.fixture
-def restarts_server(postgres_server: PostgresServer) -> Iterator[PostgresServer]:
-    """Yield the session's server, started again after the test if the test stopped it."""
-    yield postgres_server
-    try:
-        with psycopg.connect(postgres_server.url(), connect_timeout=1):
-            pass
-    except psycopg.OperationalError:
-        postgres_server.start()
 
 
 def applied_migrations(url: str) -> list[int]:
