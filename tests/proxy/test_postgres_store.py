@@ -15,8 +15,12 @@ import openai
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
+from proxy.desk_factories import open_store
+from proxy.errors import ConfigError
+from proxy.settings import Settings
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.stack import Stack, start_stack, stop_stack
+from ticketing.errors import StoreError, StoreUnavailable
 from ticketing.store.postgres import PostgresTicketStore
 
 PROMPT: Any = [{"role": "user", "content": "Which branch should I deploy?"}]
@@ -67,3 +71,33 @@ async def test_database_down_gives_429_with_retry_after_and_the_waiting_ticket_i
     answered = await asyncio.wait_for(waiting, 30)
     assert answered.choices[0].message.content == "main, after the outage"
     assert len(await pg_stack.issues()) == 1
+
+
+def test_the_database_url_is_read_from_the_environment_and_kept_out_of_repr() -> None:
+    """TICKETPROXY_DATABASE_URL selects PostgreSQL; unset, SQLite; its password never shows."""
+    url = "postgresql://tp:hunter2@db:5432/tickets"
+    settings = Settings.from_env({"TICKETPROXY_DATABASE_URL": url})
+    assert settings.database_url == url
+    assert "hunter2" not in repr(settings)
+    assert Settings.from_env({}).database_url is None
+
+
+def test_a_database_url_of_another_scheme_is_refused_without_echoing_it() -> None:
+    """A URL that is not postgresql:// is refused, naming the variable but not its secret."""
+    with pytest.raises(ConfigError, match="TICKETPROXY_DATABASE_URL") as raised:
+        Settings.from_env({"TICKETPROXY_DATABASE_URL": "mysql://user:hunter2@host/db"})
+    assert "hunter2" not in str(raised.value)
+
+
+def test_an_unreachable_database_at_start_up_is_an_error_for_the_operator(
+    postgres_server: PostgresServer, tmp_path: Path
+) -> None:
+    """A database that does not exist stops start-up with StoreError, not a 429 loop."""
+    settings = Settings(
+        github_repo="acme/agents",
+        data_dir=tmp_path,
+        database_url=postgres_server.url("no_such_database"),
+    )
+    with pytest.raises(StoreError, match="no_such_database") as raised:
+        open_store(settings)
+    assert not isinstance(raised.value, StoreUnavailable)
