@@ -81,6 +81,7 @@ def build_coordinator(settings: Settings) -> Coordinator:
     # Imported here so that a single process never loads the Redis client.
     from ticketing.redis_coordination import RedisCoordinator
 
-    # Replicas share the SQLite store in data_dir (one host, a shared volume); Redis holds
-    # only what they must agree on at once (see ticketing.redis_coordination).
+    # Replicas share the store: SQLite in data_dir (one host, a shared volume) or PostgreSQL
+    # (TICKETPROXY_DATABASE_URL, any number of hosts); Redis holds only what they must agree
+    # on at once (see ticketing.redis_coordination).
     return RedisCoordinator.from_url(settings.redis_url)
