@@ -2,7 +2,8 @@
 
 Each test is named after the fault it survives. The proxy is killed with SIGKILL (no
 clean-up runs), restarted on the same data directory, and the client's retry of the same
-request must get the one signed answer: one issue, one accepted answer, one delivery.
+request must get the one signed answer: one issue, one accepted answer, one delivery. Each
+runs on both stores: SQLite in the data directory, and a PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import psycopg
 import pytest
 
 from auth.keyring import add_key_to_keyring
@@ -98,11 +100,16 @@ class Child:
 
 
 class Deployment:
-    """A sandbox GitHub process, and a proxy process that can be killed and restarted."""
+    """A sandbox GitHub process, and a proxy process that can be killed and restarted.
 
-    def __init__(self, tmp: Path) -> None:
+    With ``database_url`` the proxy keeps its store in that PostgreSQL database, else in
+    SQLite in its data directory.
+    """
+
+    def __init__(self, tmp: Path, database_url: str | None = None) -> None:
         """Write the users file and alice's key, and start the sandbox."""
         self.tmp = tmp
+        self.database_url = database_url
         self.children: list[Child] = []
         self.bot = SandboxUser("ticketproxy-bot", 1, _token(), "admin")
         self.alice = SandboxUser("alice", 1001, _token(), "write")
@@ -147,6 +154,7 @@ class Deployment:
                 "TICKETPROXY_POLL_INTERVAL": "0.2",
                 "TICKETPROXY_HEARTBEAT_INTERVAL": "0.2",
                 "TICKETPROXY_WRITES_PER_MINUTE": "60",
+                **({"TICKETPROXY_DATABASE_URL": self.database_url} if self.database_url else {}),
             },
             "proxy",
         )
@@ -166,6 +174,9 @@ class Deployment:
 
     def query(self, sql: str) -> list[tuple[Any, ...]]:
         """Read the proxy's ticket store, as any other process may (WAL allows it)."""
+        if self.database_url is not None:
+            with psycopg.connect(self.database_url, autocommit=True) as connection:
+                return list(connection.execute(sql))
         with sqlite3.connect(self.data_dir / "tickets.sqlite3", timeout=5) as db:
             return list(db.execute(sql))
 
@@ -224,7 +235,7 @@ class Deployment:
         """Return the proxy's queued writes and every proxy log, for a failure message."""
         try:
             rows = "\n".join(map(str, self.query("SELECT * FROM write_queue")))
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, psycopg.Error) as exc:
             rows = str(exc)
         logs = "\n".join(c.output() for c in self.children if c.log.name.startswith("proxy"))
         return f"write_queue:\n{rows}\nproxy logs:\n{logs}"
@@ -252,10 +263,14 @@ def _healthy(port: int) -> bool:
         return False
 
 
-@pytest.fixture
-def deployment(tmp_path: Path) -> Iterator[Deployment]:
-    """Yield a running sandbox (and no proxy yet); every child is killed after the test."""
-    running = Deployment(tmp_path)
+@pytest.fixture(params=["sqlite", "postgres"])
+def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployment]:
+    """Yield a running sandbox (and no proxy yet); every child is killed after the test.
+
+    Each test runs twice: the proxy's store in SQLite, then in a PostgreSQL database.
+    """
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    running = Deployment(tmp_path, database_url=url)
     try:
         yield running
     finally:
