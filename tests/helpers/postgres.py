@@ -21,7 +21,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from itertools import count
 from pathlib import Path
@@ -36,13 +36,22 @@ TEMPLATE = "ticketproxy_template"
 _databases = count(1)
 
 
-def find_postgres_bin() -> Path | None:
+def find_postgres_bin(pattern: str = "/usr/lib/postgresql/*/bin/initdb") -> Path | None:
     """Return the directory of Debian's ``initdb`` and ``pg_ctl`` (the newest), if any."""
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    found = sorted(glob.glob(pattern))
     if found:
         return Path(found[-1]).parent
     initdb = shutil.which("initdb")
     return None if initdb is None else Path(initdb).parent
+
+
+def require_postgres_bin(found: Path | None, *, environ: Mapping[str, str] = os.environ) -> Path:
+    """Return where PostgreSQL's programs are, or skip (fail under ``CI=true``) without them."""
+    if found is not None:
+        return found
+    if environ.get("CI", "").lower() == "true":
+        pytest.fail(f"PostgreSQL (initdb) not found in CI: .ci/run must install it ({INSTALL})")
+    pytest.skip(f"PostgreSQL (initdb) not found: {INSTALL}")
 
 
 @dataclass
@@ -97,11 +106,7 @@ def _free_port() -> int:
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """Yield a PostgreSQL server for the session, with a migrated template database."""
-    bin_dir = find_postgres_bin()
-    if bin_dir is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL (initdb) not found in CI: .ci/run must install it ({INSTALL})")
-        pytest.skip(f"PostgreSQL (initdb) not found: {INSTALL}")
+    bin_dir = require_postgres_bin(find_postgres_bin())
     root = Path(tempfile.mkdtemp(prefix="ticketproxy-pg-"))
     as_user: tuple[str, ...] = ()
     if os.geteuid() == 0:
