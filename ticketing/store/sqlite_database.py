@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ticketing.errors import StoreError
+from ticketing.errors import StoreError, StoreUnavailable
 from ticketing.store.sql_database import (
     SQLDatabase,
     from_optional_timestamp,
@@ -22,6 +22,8 @@ from ticketing.store.sql_database import (
 )
 from ticketing.store.sqlite_schema import SCHEMA_VERSION, migration_statements
 
+# Seconds a client told "the store is busy" waits before retrying.
+BUSY_RETRY_AFTER = 1.0
 # Where they were defined before PostgreSQL shared them.
 __all__ = ["SQLiteDatabase", "from_optional_timestamp", "from_timestamp", "to_timestamp"]
 
@@ -31,10 +33,12 @@ class SQLiteDatabase(SQLDatabase):
 
     _db: sqlite3.Connection
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, *, busy_timeout: float = 5.0) -> None:
         self.path = str(path)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the ticket store at {self.path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
@@ -61,7 +65,16 @@ class SQLiteDatabase(SQLDatabase):
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         # BEGIN IMMEDIATE takes the write lock up front, so a check-then-write such as
         # "accept only if still open" cannot interleave with another process's write.
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            # Another process held the write lock for the whole busy timeout: back-pressure
+            # (a 429 with retry-after), as PostgreSQL's outage is; nothing was written.
+            raise StoreUnavailable(
+                f"the ticket store at {self.path} is busy: {exc}", retry_after=BUSY_RETRY_AFTER
+            ) from exc
         try:
             yield self._db
         except BaseException:

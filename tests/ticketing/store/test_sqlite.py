@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ticketing.errors import StoreError
+from ticketing.errors import StoreError, StoreUnavailable
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import PollCursor, ReplyClaim, StoredAnswer, Ticket, TicketState
 from ticketing.store.sqlite import SQLiteTicketStore
@@ -367,6 +367,23 @@ def test_file_store_uses_write_ahead_logging(tmp_path: Path) -> None:
         with sqlite3.connect(path) as db:
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:
+        store.close()
+
+
+def test_write_lock_held_by_another_process_is_back_pressure_not_a_crash(tmp_path: Path) -> None:
+    """A write lock held past the busy timeout raises StoreUnavailable; then writes go on."""
+    path = tmp_path / "tickets.sqlite3"
+    store = SQLiteTicketStore(path, busy_timeout=0.1)
+    blocker = sqlite3.connect(path, isolation_level=None)
+    try:
+        blocker.execute("BEGIN IMMEDIATE")  # another process, mid-transaction
+        with pytest.raises(StoreUnavailable) as caught:
+            store.record_delivery("delivery-1", now=NOW)
+        assert caught.value.retry_after > 0
+        blocker.execute("COMMIT")
+        assert store.record_delivery("delivery-1", now=NOW) is True
+    finally:
+        blocker.close()
         store.close()
 
 
