@@ -168,6 +168,9 @@ class PostgresDatabase(SQLDatabase):
             min_size=1,
             max_size=max_connections,
             timeout=wait_for_connection,
+            # A connection attempt backs off 1, 2, 4, ... s: giving it up after 30 s lets the
+            # next call start afresh, so a database back after a long outage is found soon.
+            reconnect_timeout=30.0,
             check=ConnectionPool.check_connection,
             open=False,
             name="ticketproxy-store",
