@@ -27,7 +27,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from enum import Enum
 from typing import Any
 
 import psycopg
@@ -60,11 +59,6 @@ def describe_database(url: str) -> str:
 def to_psycopg(sql: str) -> str:
     """Rewrite the shared SQL's ``?`` placeholders as psycopg's ``%s`` (escaping ``%``)."""
     return sql.replace("%", "%%").replace("?", "%s")
-
-
-def _parameter(value: object) -> object:
-    # psycopg dumps an Enum by its name; the store keeps a StrEnum's value, as SQLite does.
-    return value.value if isinstance(value, Enum) else value
 
 
 class PostgresRow:
@@ -107,7 +101,8 @@ class PostgresResult:
 
 def run(connection: psycopg.Connection[Any], sql: str, parameters: Any = ()) -> PostgresResult:
     """Run one shared-SQL statement on ``connection`` and read its rows."""
-    cursor = connection.execute(to_psycopg(sql), [_parameter(value) for value in parameters])
+    # The store's enums are StrEnums: psycopg sends their values, as sqlite3 does.
+    cursor = connection.execute(to_psycopg(sql), list(parameters))
     if cursor.description is None:
         return PostgresResult([], cursor.rowcount)
     names = [column.name for column in cursor.description]
