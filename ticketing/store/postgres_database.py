@@ -11,6 +11,10 @@ driver, types and errors. asyncpg is asyncio only, so it could not serve the sto
   guards (the first answer wins, a jti is spent once, a reply is queued with its claim)
   never interleave with another replica's. Reads take no lock. Write transactions are a
   few short statements, so one writer at a time is far more than humans answering need.
+- **The write queue.** A replica's worker claims a due write with a conditional update of
+  its attempt count (``defer_write``): the first claim changes the row, the other replica's
+  no longer matches it, so a write is sent once. ``SELECT … FOR UPDATE SKIP LOCKED`` would
+  need the read and the claim in one call, which the ``WriteQueueStore`` protocol splits.
 - **Migrations** run in one transaction under another advisory lock: replicas starting at
   once wait for the first, then find the schema current.
 - **Outages.** Connections come from a pool that checks each one before handing it out (a
