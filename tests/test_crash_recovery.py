@@ -166,6 +166,12 @@ class Deployment:
         self.proxy = proxy
         return proxy
 
+    def move_to_another_host(self) -> None:
+        """Run the next proxy on another port with a data directory of its own."""
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.data_dir = self.tmp / f"proxy-{self.port}"
+
     def kill_proxy(self) -> None:
         """SIGKILL the running proxy."""
         assert self.proxy is not None
@@ -296,11 +302,8 @@ def assert_one_issue_closed_as_answered(deployment: Deployment) -> None:
     assert {label["name"] for label in issues[0]["labels"]} == {"ticketproxy", "answered"}
 
 
-@pytest.mark.slow
-def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answer(
-    deployment: Deployment,
-) -> None:
-    """Killed mid-wait, answered while down, restarted: the retry gets the one answer."""
+def kill_9_while_the_client_waits(deployment: Deployment) -> None:
+    """Start the proxy, ask, and SIGKILL the proxy once the ticket is open."""
     deployment.start_proxy()
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = deployment.ask(pool)
@@ -313,10 +316,12 @@ def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answ
         with pytest.raises(openai.APIConnectionError):
             waiting.result(timeout=10)
 
-    deployment.answer(1, "Deploy `release-2.3`.")
+
+def assert_the_retry_gets_the_one_answer(deployment: Deployment, text: str) -> None:
+    """Start the proxy, retry the request: it gets ``text``, delivered once, one issue."""
     deployment.start_proxy()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        assert deployment.ask(pool).result(timeout=15) == "Deploy `release-2.3`."
+        assert deployment.ask(pool).result(timeout=15) == text
 
     # The client may read the answer a moment before the proxy records the delivery.
     wait_until(
@@ -324,10 +329,35 @@ def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answ
         within=5,
         what="the delivery to be recorded",
     )
-    assert deployment.query("SELECT text, delivered_at IS NOT NULL FROM answers") == [
-        ("Deploy `release-2.3`.", 1)
-    ]
+    assert deployment.query("SELECT text, delivered_at IS NOT NULL FROM answers") == [(text, 1)]
     assert_one_issue_closed_as_answered(deployment)
+
+
+@pytest.mark.slow
+def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answer(
+    deployment: Deployment,
+) -> None:
+    """Killed mid-wait, answered while down, restarted: the retry gets the one answer."""
+    kill_9_while_the_client_waits(deployment)
+    deployment.answer(1, "Deploy `release-2.3`.")
+    assert_the_retry_gets_the_one_answer(deployment, "Deploy `release-2.3`.")
+
+
+@pytest.mark.slow
+def test_kill_9_of_one_replica_and_a_retry_to_another_host_gets_the_answer_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """On PostgreSQL, a retry sent to a replica on another host re-attaches to the ticket."""
+    deployment = Deployment(tmp_path, database_url=postgres_url)
+    try:
+        kill_9_while_the_client_waits(deployment)
+        deployment.answer(1, "Deploy `release-2.4`.")
+        # Replica B: another port and a data directory of its own, as on another host.
+        deployment.move_to_another_host()
+        assert_the_retry_gets_the_one_answer(deployment, "Deploy `release-2.4`.")
+        assert list(tmp_path.glob("**/tickets.sqlite3")) == []
+    finally:
+        deployment.close()
 
 
 @pytest.mark.slow
