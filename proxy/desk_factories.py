@@ -32,7 +32,12 @@ class GitHubFactory(Protocol):
 
 
 def open_store(settings: Settings) -> TicketStore:
-    """Open the SQLite ticket store in the data directory, creating the directory first."""
+    """Open the PostgreSQL store of the database URL, else SQLite in the data directory."""
+    if settings.database_url is not None:
+        # Imported here so that a process on SQLite never loads the PostgreSQL driver.
+        from ticketing.store.postgres import PostgresTicketStore
+
+        return PostgresTicketStore(settings.database_url)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     return SQLiteTicketStore(settings.store_path)
 
@@ -76,6 +81,7 @@ def build_coordinator(settings: Settings) -> Coordinator:
     # Imported here so that a single process never loads the Redis client.
     from ticketing.redis_coordination import RedisCoordinator
 
-    # Replicas share the SQLite store in data_dir (one host, a shared volume); Redis holds
-    # only what they must agree on at once (see ticketing.redis_coordination).
+    # Replicas share the store: SQLite in data_dir (one host, a shared volume) or PostgreSQL
+    # (TICKETPROXY_DATABASE_URL, any number of hosts); Redis holds only what they must agree
+    # on at once (see ticketing.redis_coordination).
     return RedisCoordinator.from_url(settings.redis_url)

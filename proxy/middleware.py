@@ -18,7 +18,7 @@ import random
 
 from aiohttp import web
 
-from ticketing.errors import DeskStopped, GitHubError, GitHubUnavailable
+from ticketing.errors import DeskStopped, GitHubError, GitHubUnavailable, StoreUnavailable
 
 from .errors import (
     APIError,
@@ -86,9 +86,10 @@ def failure_response(
     """Return the error envelope of the route's front for ``exc``; None to let it propagate.
 
     The one place errors become responses: an ``APIError`` with its status, the desk
-    stopping and GitHub's back-pressure as 429s, GitHub refusing the ticket as a 500 with
-    the operator's fix, the router's 404 and 405 and aiohttp's 413 in the envelope, any
-    other HTTP exception as aiohttp renders it, and anything else as a logged 500.
+    stopping, GitHub's back-pressure and a store that is down as 429s, GitHub refusing the
+    ticket as a 500 with the operator's fix, the router's 404 and 405 and aiohttp's 413 in
+    the envelope, any other HTTP exception as aiohttp renders it, and anything else as a
+    logged 500.
     """
     envelope = envelope_for(request.app, request.path)
     if isinstance(exc, APIError):
@@ -107,6 +108,16 @@ def failure_response(
             "unreachable); retry after the time in retry-after.",
             retry_after=exc.retry_after,
             code="github_unavailable",
+        )
+    elif isinstance(exc, StoreUnavailable):
+        # The database is down or restarting: what was accepted is committed, and a retry
+        # re-attaches to it once the database is back.
+        log.warning("request_id=%s ticket store unavailable: %s", request_id, exc)
+        error = RateLimited(
+            "The human desk cannot reach its ticket store right now; retry after the time "
+            "in retry-after.",
+            retry_after=exc.retry_after,
+            code="store_unavailable",
         )
     elif isinstance(exc, GitHubError):
         # Not back-pressure: a 429 here had agents retry a bad token or repository forever.

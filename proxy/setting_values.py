@@ -122,6 +122,21 @@ def parse_redis_url(value: str | None) -> str | None:
     return value
 
 
+def parse_database_url(value: str | None) -> str | None:
+    """Return ``TICKETPROXY_DATABASE_URL``, or None if unset; never echo it in an error."""
+    if value is None or value.strip() == "":
+        return None
+    value = value.strip()
+    if not value.startswith(("postgresql://", "postgres://")):
+        # The value is not echoed: it may hold a password.
+        raise ConfigError(
+            "TICKETPROXY_DATABASE_URL is not a PostgreSQL URL: use "
+            "postgresql://USER:PASSWORD@HOST:5432/DATABASE, or leave it unset to keep the "
+            "store in SQLite in TICKETPROXY_DATA_DIR"
+        )
+    return value
+
+
 def parse_api_keys(value: str) -> tuple[str, ...]:
     """Return the client API keys in ``TICKETPROXY_API_KEYS``; refuse short ones."""
     keys = tuple(k.strip() for k in value.split(",") if k.strip())

@@ -22,6 +22,7 @@ from proxy.setting_values import (
     parse_allowed_hosts,
     parse_allowed_origins,
     parse_api_keys,
+    parse_database_url,
     parse_desk_token,
     parse_desk_url,
     parse_github_api_url,
@@ -95,6 +96,9 @@ class Settings:
     # Redis shared by several replicas (key locks, jtis, poll lease, wake-ups); None: alone.
     # Out of repr: the URL may carry a password.
     redis_url: str | None = field(default=None, repr=False)
+    # The PostgreSQL ticket store shared by replicas on several hosts; None: SQLite in
+    # data_dir. Out of repr, like the Redis URL: it may carry a password.
+    database_url: str | None = field(default=None, repr=False)
     # An OpenAI-compatible model that drafts a suggested answer per ticket; None: no drafts.
     # Out of repr, like the Redis URL: a URL may carry credentials.
     draft_url: str | None = field(default=None, repr=False)
@@ -217,6 +221,7 @@ class Settings:
             github_app_private_key=app_key,
             github_app_installation_id=installation_id,
             redis_url=parse_redis_url(environ.get("TICKETPROXY_REDIS_URL")),
+            database_url=parse_database_url(environ.get("TICKETPROXY_DATABASE_URL")),
             desk_url=parse_desk_url(environ.get("TICKETPROXY_DESK_URL")),
             metrics_token=parse_metrics_token(environ.get("TICKETPROXY_METRICS_TOKEN")),
             desk_token=parse_desk_token(environ.get("TICKETPROXY_DESK_TOKEN")),

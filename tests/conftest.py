@@ -10,6 +10,7 @@ pytest_plugins = [
     "tests.helpers.embedded_github_fixtures",
     "tests.helpers.stack",
     "tests.helpers.agent_protocol",
+    "tests.helpers.postgres",
 ]
 
 # Property tests check behaviour, not speed (benchmarks under bench/ do that): on a busy

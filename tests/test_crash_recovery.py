@@ -2,7 +2,8 @@
 
 Each test is named after the fault it survives. The proxy is killed with SIGKILL (no
 clean-up runs), restarted on the same data directory, and the client's retry of the same
-request must get the one signed answer: one issue, one accepted answer, one delivery.
+request must get the one signed answer: one issue, one accepted answer, one delivery. Each
+runs on both stores: SQLite in the data directory, and a PostgreSQL database.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import openai
+import psycopg
 import pytest
 
 from auth.keyring import add_key_to_keyring
@@ -98,11 +100,16 @@ class Child:
 
 
 class Deployment:
-    """A sandbox GitHub process, and a proxy process that can be killed and restarted."""
+    """A sandbox GitHub process, and a proxy process that can be killed and restarted.
 
-    def __init__(self, tmp: Path) -> None:
+    With ``database_url`` the proxy keeps its store in that PostgreSQL database, else in
+    SQLite in its data directory.
+    """
+
+    def __init__(self, tmp: Path, database_url: str | None = None) -> None:
         """Write the users file and alice's key, and start the sandbox."""
         self.tmp = tmp
+        self.database_url = database_url
         self.children: list[Child] = []
         self.bot = SandboxUser("ticketproxy-bot", 1, _token(), "admin")
         self.alice = SandboxUser("alice", 1001, _token(), "write")
@@ -147,6 +154,7 @@ class Deployment:
                 "TICKETPROXY_POLL_INTERVAL": "0.2",
                 "TICKETPROXY_HEARTBEAT_INTERVAL": "0.2",
                 "TICKETPROXY_WRITES_PER_MINUTE": "60",
+                **({"TICKETPROXY_DATABASE_URL": self.database_url} if self.database_url else {}),
             },
             "proxy",
         )
@@ -158,6 +166,12 @@ class Deployment:
         self.proxy = proxy
         return proxy
 
+    def move_to_another_host(self) -> None:
+        """Run the next proxy on another port with a data directory of its own."""
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+        self.data_dir = self.tmp / f"proxy-{self.port}"
+
     def kill_proxy(self) -> None:
         """SIGKILL the running proxy."""
         assert self.proxy is not None
@@ -166,6 +180,9 @@ class Deployment:
 
     def query(self, sql: str) -> list[tuple[Any, ...]]:
         """Read the proxy's ticket store, as any other process may (WAL allows it)."""
+        if self.database_url is not None:
+            with psycopg.connect(self.database_url, autocommit=True) as connection:
+                return list(connection.execute(sql))
         with sqlite3.connect(self.data_dir / "tickets.sqlite3", timeout=5) as db:
             return list(db.execute(sql))
 
@@ -224,7 +241,7 @@ class Deployment:
         """Return the proxy's queued writes and every proxy log, for a failure message."""
         try:
             rows = "\n".join(map(str, self.query("SELECT * FROM write_queue")))
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, psycopg.Error) as exc:
             rows = str(exc)
         logs = "\n".join(c.output() for c in self.children if c.log.name.startswith("proxy"))
         return f"write_queue:\n{rows}\nproxy logs:\n{logs}"
@@ -252,10 +269,14 @@ def _healthy(port: int) -> bool:
         return False
 
 
-@pytest.fixture
-def deployment(tmp_path: Path) -> Iterator[Deployment]:
-    """Yield a running sandbox (and no proxy yet); every child is killed after the test."""
-    running = Deployment(tmp_path)
+@pytest.fixture(params=["sqlite", "postgres"])
+def deployment(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Deployment]:
+    """Yield a running sandbox (and no proxy yet); every child is killed after the test.
+
+    Each test runs twice: the proxy's store in SQLite, then in a PostgreSQL database.
+    """
+    url = request.getfixturevalue("postgres_url") if request.param == "postgres" else None
+    running = Deployment(tmp_path, database_url=url)
     try:
         yield running
     finally:
@@ -281,11 +302,8 @@ def assert_one_issue_closed_as_answered(deployment: Deployment) -> None:
     assert {label["name"] for label in issues[0]["labels"]} == {"ticketproxy", "answered"}
 
 
-@pytest.mark.slow
-def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answer(
-    deployment: Deployment,
-) -> None:
-    """Killed mid-wait, answered while down, restarted: the retry gets the one answer."""
+def kill_9_while_the_client_waits(deployment: Deployment) -> None:
+    """Start the proxy, ask, and SIGKILL the proxy once the ticket is open."""
     deployment.start_proxy()
     with ThreadPoolExecutor(max_workers=1) as pool:
         waiting = deployment.ask(pool)
@@ -298,10 +316,12 @@ def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answ
         with pytest.raises(openai.APIConnectionError):
             waiting.result(timeout=10)
 
-    deployment.answer(1, "Deploy `release-2.3`.")
+
+def assert_the_retry_gets_the_one_answer(deployment: Deployment, text: str) -> None:
+    """Start the proxy, retry the request: it gets ``text``, delivered once, one issue."""
     deployment.start_proxy()
     with ThreadPoolExecutor(max_workers=1) as pool:
-        assert deployment.ask(pool).result(timeout=15) == "Deploy `release-2.3`."
+        assert deployment.ask(pool).result(timeout=15) == text
 
     # The client may read the answer a moment before the proxy records the delivery.
     wait_until(
@@ -309,10 +329,35 @@ def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answ
         within=5,
         what="the delivery to be recorded",
     )
-    assert deployment.query("SELECT text, delivered_at IS NOT NULL FROM answers") == [
-        ("Deploy `release-2.3`.", 1)
-    ]
+    assert deployment.query("SELECT text, delivered_at IS NOT NULL FROM answers") == [(text, 1)]
     assert_one_issue_closed_as_answered(deployment)
+
+
+@pytest.mark.slow
+def test_kill_9_while_the_client_waits_loses_nothing_and_the_retry_gets_the_answer(
+    deployment: Deployment,
+) -> None:
+    """Killed mid-wait, answered while down, restarted: the retry gets the one answer."""
+    kill_9_while_the_client_waits(deployment)
+    deployment.answer(1, "Deploy `release-2.3`.")
+    assert_the_retry_gets_the_one_answer(deployment, "Deploy `release-2.3`.")
+
+
+@pytest.mark.slow
+def test_kill_9_of_one_replica_and_a_retry_to_another_host_gets_the_answer_once(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    """On PostgreSQL, a retry sent to a replica on another host re-attaches to the ticket."""
+    deployment = Deployment(tmp_path, database_url=postgres_url)
+    try:
+        kill_9_while_the_client_waits(deployment)
+        deployment.answer(1, "Deploy `release-2.4`.")
+        # Replica B: another port and a data directory of its own, as on another host.
+        deployment.move_to_another_host()
+        assert_the_retry_gets_the_one_answer(deployment, "Deploy `release-2.4`.")
+        assert list(tmp_path.glob("**/tickets.sqlite3")) == []
+    finally:
+        deployment.close()
 
 
 @pytest.mark.slow

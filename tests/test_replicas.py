@@ -1,4 +1,4 @@
-"""Several replicas sharing one Redis (and one SQLite store on one host).
+"""Several replicas sharing one Redis, and one store: SQLite on one host, or PostgreSQL.
 
 Each test starts a real ``redis-server`` on a free loopback port, without persistence. Where
 it is not installed the tests are skipped with the command that installs it, except in CI
@@ -79,16 +79,52 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
         process.wait(timeout=5)
 
 
+Host = tuple[Path, dict[str, Any]]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def hosts(request: pytest.FixtureRequest, tmp_path: Path) -> list[Host]:
+    """Return where each of two replicas runs: its directory and its store's settings.
+
+    On SQLite both share one directory (one host, one volume); on PostgreSQL each has a
+    directory of its own, as on two hosts, and the store is one database.
+    """
+    if request.param == "sqlite":
+        return [(tmp_path, {}), (tmp_path, {})]
+    url: str = request.getfixturevalue("postgres_url")
+    directories = [tmp_path / "host-a", tmp_path / "host-b"]
+    for directory in directories:
+        directory.mkdir()
+    return [(directory, {"database_url": url}) for directory in directories]
+
+
+async def start_replicas(
+    sandbox: RunningSandbox, config: SandboxConfig, hosts: list[Host], **overrides: Any
+) -> list[Stack]:
+    """Start a replica on each host, all with the first one's signing keys and keyring."""
+    (first_dir, first_store), (second_dir, second_store) = hosts
+    first = await start_stack(sandbox, config, first_dir, **first_store, **overrides)
+    second = await start_stack(
+        sandbox,
+        config,
+        second_dir,
+        keys=first.keys,
+        keyring_path=first.settings.keyring_path,
+        **second_store,
+        **overrides,
+    )
+    return [first, second]
+
+
 @pytest.fixture
 async def replicas(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path, redis_url: str
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    hosts: list[Host],
+    redis_url: str,
 ) -> AsyncIterator[list[Stack]]:
     """Yield two replicas on two ports sharing one Redis and one store, polling often."""
-    first = await start_stack(github_sandbox, sandbox_config, tmp_path, redis_url=redis_url)
-    second = await start_stack(
-        github_sandbox, sandbox_config, tmp_path, redis_url=redis_url, keys=first.keys
-    )
-    running = [first, second]
+    running = await start_replicas(github_sandbox, sandbox_config, hosts, redis_url=redis_url)
     try:
         yield running
     finally:
@@ -142,26 +178,22 @@ async def test_a_request_sent_to_two_replicas_at_once_opens_one_issue(
 
 
 async def test_a_webhook_on_one_replica_releases_the_client_waiting_on_another(
-    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path, redis_url: str
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, hosts: list[Host], redis_url: str
 ) -> None:
     """A webhook delivered to replica A releases the client waiting on replica B at once."""
     # Both poll once an hour: after the first poll only the webhook and pub/sub can act.
-    hooked = await start_stack(
+    # Both take webhooks: only the first gets the sandbox's deliveries.
+    hooked, waiting = await start_replicas(
         github_sandbox,
         sandbox_config,
-        tmp_path,
+        hosts,
         redis_url=redis_url,
         webhook_secret=SECRET,
         poll_interval=3600.0,
     )
-    waiting = await start_stack(
-        github_sandbox,
-        sandbox_config,
-        tmp_path,
-        redis_url=redis_url,
-        keys=hooked.keys,
-        poll_interval=3600.0,
-    )
+    if waiting.webhook is not None:
+        github_sandbox.sandbox.remove_webhook(waiting.webhook)
+        waiting.webhook = None
     try:
         client = waiting.openai()
         ask = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))

@@ -6,6 +6,7 @@
     ├── GitHubError            GitHub refused, and waiting will not help (status)
     │   └── GitHubUnavailable  rate-limited, failing or unreachable (retry_after)
     ├── StoreError             the durable store cannot be opened or is from a newer version
+    │   └── StoreUnavailable   the database is down or busy for now (retry_after)
     ├── TicketNotFound         a ticket named by a user (CLI, URL) does not exist
     ├── OidcKeysUnavailable  the trusted OIDC issuer's keys cannot be fetched now
     ├── DeskStopped            the desk is stopping; a waiting client retries and re-attaches
@@ -14,9 +15,10 @@
         ├── BadSignature       the header does not match the body's HMAC-SHA256
         └── BadPayload         signed, but not the ``issue_comment`` payload GitHub documents
 
-The proxy turns ``GitHubUnavailable`` into a 429 with ``retry-after``: clients retry that,
-whereas AutoGPT stops the agent on a 500 or 503. Any other ``GitHubError`` is not
-back-pressure, and becomes a 500 that stops the agent with the operator's fix.
+The proxy turns ``GitHubUnavailable`` and ``StoreUnavailable`` into a 429 with
+``retry-after``: clients retry that, whereas AutoGPT stops the agent on a 500 or 503. Any
+other ``GitHubError`` is not back-pressure, and becomes a 500 that stops the agent with the
+operator's fix.
 """
 
 from __future__ import annotations
@@ -52,6 +54,14 @@ class GitHubUnavailable(GitHubError):
 
 class StoreError(TicketingError):
     """The durable store cannot be used."""
+
+
+class StoreUnavailable(StoreError):
+    """The store's database is down, unreachable or too busy; retry after ``retry_after`` s."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class TicketNotFound(TicketingError):

@@ -22,7 +22,12 @@ from datetime import datetime, timedelta
 from auth.errors import KeyringUnavailable
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
-from ticketing.errors import GitHubUnavailable, OidcKeysUnavailable, TicketingError
+from ticketing.errors import (
+    GitHubUnavailable,
+    OidcKeysUnavailable,
+    StoreUnavailable,
+    TicketingError,
+)
 from ticketing.github.interface import Comment, GitHubIssues
 from ticketing.github.poll_budget import poll_delay
 from ticketing.github.times import format_github_time, parse_github_time
@@ -215,6 +220,10 @@ class AnswerFinder:
                     continue
                 delay = await self._poll_if_leader()
             except GitHubUnavailable as exc:
+                log.warning("poll deferred %.0fs: %s", exc.retry_after, exc)
+                delay = max(self.settings.poll_interval, exc.retry_after)
+            except StoreUnavailable as exc:
+                # The database is down or restarting: look again soon, not in 30 s.
                 log.warning("poll deferred %.0fs: %s", exc.retry_after, exc)
                 delay = max(self.settings.poll_interval, exc.retry_after)
             except TicketingError as exc:

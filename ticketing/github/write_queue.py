@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ticketing.clock import Clock, utc_now
-from ticketing.errors import GitHubError, GitHubUnavailable
+from ticketing.errors import GitHubError, GitHubUnavailable, TicketingError
 from ticketing.github.interface import GitHubWrites
 from ticketing.github.write_kinds import (
     Guard,
@@ -351,11 +351,18 @@ class WriteQueue:
                 self._resume_at = self._clock() + timedelta(seconds=self._first_backoff)
             if self._stopping:
                 return
-            if self._store.pending_writes() == 0:
-                self._idle.set()
+            try:
+                if self._store.pending_writes() == 0:
+                    self._idle.set()
+                timeout = self._next_check()
+            except TicketingError as exc:
+                # The store is down (its database restarting, say): the writes are kept
+                # there, so look again after a backoff rather than end the worker.
+                log.warning("the GitHub write queue cannot read its store: %s", exc)
+                timeout = self._first_backoff
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout=self._next_check())
+                await asyncio.wait_for(self._wake.wait(), timeout=timeout)
 
     def _next_check(self) -> float | None:
         due = self._store.next_write_due()

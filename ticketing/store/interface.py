@@ -4,7 +4,9 @@ A store keeps everything a restart must not lose. Each protocol below is one par
 that state; :class:`TicketStore` is all of them, and is what the desk is given. Code that
 needs only one part (the write queue, say) asks for that protocol, so an in-memory fake
 of that part is enough to test it. :class:`~ticketing.store.sqlite.SQLiteTicketStore` is
-the store ticketproxy runs on.
+the store ticketproxy runs on by default, and
+:class:`~ticketing.store.postgres.PostgresTicketStore` the one replicas on several hosts
+share.
 
 The promises every store keeps, whatever its database:
 

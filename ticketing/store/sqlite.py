@@ -6,14 +6,16 @@ the bot already replied to, and the poll cursor. An answer is committed here bef
 returned to any client, and acceptance is one transaction that checks the ticket is still
 open, so the first valid answer wins and no answer is delivered to two tickets.
 
-:class:`SQLiteTicketStore` composes one class per part of that state, all over the one
-connection of :class:`~ticketing.store.sqlite_database.SQLiteDatabase`. It is used from
+:class:`SQLiteTicketStore` composes one class per part of that state (their SQL is shared
+with :mod:`ticketing.store.postgres`), all over the one connection of
+:class:`~ticketing.store.sqlite_database.SQLiteDatabase`. It is used from
 the event-loop thread only; every call is a short local transaction.
 """
 
 from __future__ import annotations
 
 from ticketing.store.sqlite_answers import SQLiteAnswers
+from ticketing.store.sqlite_database import SQLiteDatabase
 from ticketing.store.sqlite_drafts import SQLiteDrafts
 from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
 from ticketing.store.sqlite_responses import SQLiteResponses
@@ -32,5 +34,6 @@ class SQLiteTicketStore(
     SQLiteResponses,
     SQLiteTasks,
     SQLiteToolTasks,
+    SQLiteDatabase,
 ):
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""

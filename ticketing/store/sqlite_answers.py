@@ -9,7 +9,6 @@ answer is delivered to two tickets.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 from ticketing.store.model import (
@@ -19,8 +18,9 @@ from ticketing.store.model import (
     TicketState,
     record_from_row,
 )
-from ticketing.store.sqlite_database import (
-    SQLiteDatabase,
+from ticketing.store.sql_database import (
+    Executor,
+    SQLDatabase,
     from_optional_timestamp,
     from_timestamp,
     to_timestamp,
@@ -31,7 +31,7 @@ _SIGNED_COMMENTS = frozenset({"answers", "candidates", "judgements"})
 
 
 def spend_jti(
-    db: sqlite3.Connection,
+    db: Executor,
     *,
     ticket_id: int,
     jti: str,
@@ -63,7 +63,7 @@ def spend_jti(
     return True
 
 
-def _insert_answer(db: sqlite3.Connection, answer: StoredAnswer) -> None:
+def _insert_answer(db: Executor, answer: StoredAnswer) -> None:
     """Inside a transaction: store an answer as the one its ticket released."""
     db.execute(
         "INSERT INTO answers (ticket_id, comment_id, comment_url, text, signer, kid, jti,"
@@ -84,7 +84,7 @@ def _insert_answer(db: sqlite3.Connection, answer: StoredAnswer) -> None:
     )
 
 
-class SQLiteAnswers(SQLiteDatabase):
+class SQLiteAnswers(SQLDatabase):
     """Accepted answers, candidates waiting for review and judgements on them, in SQLite."""
 
     def is_jti_used(self, jti: str) -> bool:

@@ -1,9 +1,9 @@
-"""The SQLite ticket store's connection: opening, migrating, transactions, timestamps.
+"""The SQLite ticket store's connection: opening, migrating, transactions.
 
-:class:`SQLiteDatabase` is the base every part of the SQLite store builds on (tickets,
-answers, the write queue, drafts, GitHub events): they share its one connection, so
-:class:`~ticketing.store.sqlite.SQLiteTicketStore` composes them over a single database.
-Times are stored as POSIX timestamps (``REAL``) and read back as UTC datetimes.
+:class:`SQLiteDatabase` is the :class:`~ticketing.store.sql_database.SQLDatabase` the parts
+of the store (tickets, answers, the write queue, drafts, GitHub events) run on in SQLite:
+they share its one connection, so :class:`~ticketing.store.sqlite.SQLiteTicketStore`
+composes them over a single database.
 """
 
 from __future__ import annotations
@@ -11,36 +11,34 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from ticketing.errors import StoreError
+from ticketing.errors import StoreError, StoreUnavailable
+from ticketing.store.sql_database import (
+    SQLDatabase,
+    from_optional_timestamp,
+    from_timestamp,
+    to_timestamp,
+)
 from ticketing.store.sqlite_schema import SCHEMA_VERSION, migration_statements
 
-
-def to_timestamp(value: datetime) -> float:
-    """Return how a time is stored: seconds since the epoch."""
-    return value.timestamp()
-
-
-def from_timestamp(value: float) -> datetime:
-    """Return the UTC time a stored timestamp stands for."""
-    return datetime.fromtimestamp(value, UTC)
+# Seconds a client told "the store is busy" waits before retrying.
+BUSY_RETRY_AFTER = 1.0
+# Where they were defined before PostgreSQL shared them.
+__all__ = ["SQLiteDatabase", "from_optional_timestamp", "from_timestamp", "to_timestamp"]
 
 
-def from_optional_timestamp(value: float | None) -> datetime | None:
-    """Return the UTC time a stored timestamp stands for, or None for a NULL one."""
-    return None if value is None else from_timestamp(value)
-
-
-class SQLiteDatabase:
+class SQLiteDatabase(SQLDatabase):
     """One SQLite connection (WAL, synchronous writes), migrated to the current schema."""
 
-    def __init__(self, path: Path | str) -> None:
+    _db: sqlite3.Connection
+
+    def __init__(self, path: Path | str, *, busy_timeout: float = 5.0) -> None:
         self.path = str(path)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+            )
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the ticket store at {self.path}: {exc}") from exc
         self._db.row_factory = sqlite3.Row
@@ -67,18 +65,22 @@ class SQLiteDatabase:
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         # BEGIN IMMEDIATE takes the write lock up front, so a check-then-write such as
         # "accept only if still open" cannot interleave with another process's write.
-        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            self._db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            # Another process held the write lock for the whole busy timeout: back-pressure
+            # (a 429 with retry-after), as PostgreSQL's outage is; nothing was written.
+            raise StoreUnavailable(
+                f"the ticket store at {self.path} is busy: {exc}", retry_after=BUSY_RETRY_AFTER
+            ) from exc
         try:
             yield self._db
         except BaseException:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-
-    def _scalar(self, query: str, parameters: tuple[object, ...] = ()) -> Any:
-        """Return the first column of the query's first row, or None without a row."""
-        row = self._db.execute(query, parameters).fetchone()
-        return None if row is None else row[0]
 
     def _migrate(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])

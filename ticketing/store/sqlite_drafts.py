@@ -10,10 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from ticketing.store.model import DraftState, StoredDraft, record_from_row
-from ticketing.store.sqlite_database import SQLiteDatabase, from_timestamp, to_timestamp
+from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
 
 
-class SQLiteDrafts(SQLiteDatabase):
+class SQLiteDrafts(SQLDatabase):
     """Claims on drafts and how each draft ended, in SQLite."""
 
     def claim_draft(
@@ -26,8 +26,8 @@ class SQLiteDrafts(SQLiteDatabase):
         """
         with self._transaction() as db:
             cursor = db.execute(
-                "INSERT OR IGNORE INTO drafts (ticket_id, state, created_at, updated_at)"
-                " VALUES (?, ?, ?, ?)",
+                "INSERT INTO drafts (ticket_id, state, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (ticket_id, DraftState.CLAIMED, to_timestamp(now), to_timestamp(now)),
             )
             if cursor.rowcount == 1:

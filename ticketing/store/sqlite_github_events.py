@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from ticketing.store.model import PollCursor, record_from_row
-from ticketing.store.sqlite_database import SQLiteDatabase, to_timestamp
+from ticketing.store.sql_database import SQLDatabase, to_timestamp
 
 
-class SQLiteGitHubEvents(SQLiteDatabase):
+class SQLiteGitHubEvents(SQLDatabase):
     """The comment-poll cursor and the webhook deliveries already handled, in SQLite."""
 
     def get_cursor(self) -> PollCursor:
@@ -35,7 +35,8 @@ class SQLiteGitHubEvents(SQLiteDatabase):
         """Record a webhook delivery id; return False if it was handled before."""
         with self._transaction() as db:
             cursor = db.execute(
-                "INSERT OR IGNORE INTO webhook_deliveries (delivery_id, received_at) VALUES (?, ?)",
+                "INSERT INTO webhook_deliveries (delivery_id, received_at) VALUES (?, ?)"
+                " ON CONFLICT DO NOTHING",
                 (delivery_id, to_timestamp(now)),
             )
             return cursor.rowcount == 1

@@ -11,18 +11,19 @@ from __future__ import annotations
 from datetime import datetime
 
 from ticketing.store.model import StoredResponse, record_from_row
-from ticketing.store.sqlite_database import SQLiteDatabase, from_timestamp, to_timestamp
+from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
 
 
-class SQLiteResponses(SQLiteDatabase):
+class SQLiteResponses(SQLDatabase):
     """The Responses API's stored responses, in SQLite."""
 
     def keep_response(self, response: StoredResponse) -> None:
         """Record a response; a response already recorded (or deleted) is left as it is."""
         with self._transaction() as db:
             db.execute(
-                "INSERT OR IGNORE INTO responses (response_id, ticket_id, client, stored,"
-                " previous_id, echo, items, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO responses (response_id, ticket_id, client, stored, previous_id,"
+                " echo, items, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " ON CONFLICT DO NOTHING",
                 (
                     response.response_id,
                     response.ticket_id,

@@ -8,13 +8,13 @@ step, and none once a step ended it (``is_last``) or its client canceled it:
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
 
-from ticketing.store.model import record_from_row
-from ticketing.store.sqlite_database import (
-    SQLiteDatabase,
+from ticketing.store.model import Row, record_from_row
+from ticketing.store.sql_database import (
+    Executor,
+    SQLDatabase,
     from_optional_timestamp,
     from_timestamp,
     to_timestamp,
@@ -34,13 +34,13 @@ _ARTIFACT_COLUMNS = (
 )
 
 
-def _task(row: sqlite3.Row) -> StoredTask:
+def _task(row: Row) -> StoredTask:
     return record_from_row(
         StoredTask, row, created_at=from_timestamp, canceled_at=from_optional_timestamp
     )
 
 
-def _step(row: sqlite3.Row) -> StoredStep:
+def _step(row: Row) -> StoredStep:
     return record_from_row(
         StoredStep,
         row,
@@ -52,11 +52,11 @@ def _step(row: sqlite3.Row) -> StoredStep:
     )
 
 
-def _artifact(row: sqlite3.Row) -> StoredArtifact:
+def _artifact(row: Row) -> StoredArtifact:
     return record_from_row(StoredArtifact, row, agent_created=bool, created_at=from_timestamp)
 
 
-class SQLiteTasks(SQLiteDatabase):
+class SQLiteTasks(SQLDatabase):
     """Tasks, steps and their files, in SQLite."""
 
     def create_task(self, task: StoredTask) -> None:
@@ -245,7 +245,7 @@ class SQLiteTasks(SQLiteDatabase):
         return None if row is None else _artifact(row)
 
     @staticmethod
-    def _insert_artifact(db: sqlite3.Connection, artifact: StoredArtifact, content: bytes) -> None:
+    def _insert_artifact(db: Executor, artifact: StoredArtifact, content: bytes) -> None:
         db.execute(
             f"INSERT INTO task_artifacts ({_ARTIFACT_COLUMNS}, content)"  # noqa: S608
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",

@@ -8,27 +8,27 @@ names pointing at the tickets they continue.
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime
 
 from ticketing.store.model import (
     PENDING_STATES,
+    Row,
     ThreadStart,
     Ticket,
     TicketState,
     record_from_row,
 )
-from ticketing.store.sqlite_database import SQLiteDatabase, from_timestamp, to_timestamp
+from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
 
 
-def ticket_from_row(row: sqlite3.Row) -> Ticket:
+def ticket_from_row(row: Row) -> Ticket:
     """Build a ticket from a row of the tickets table."""
     return record_from_row(
         Ticket, row, state=TicketState, created_at=from_timestamp, deadline=from_timestamp
     )
 
 
-class SQLiteTickets(SQLiteDatabase):
+class SQLiteTickets(SQLDatabase):
     """Tickets and the threads of agent runs, in SQLite."""
 
     def get_ticket(self, ticket_id: int) -> Ticket | None:
@@ -75,10 +75,10 @@ class SQLiteTickets(SQLiteDatabase):
                     ).fetchone()
                     step = int(row[0] or 0) + 1
                     thread_id, parent_id = thread.thread_id, thread.parent_id
-            cursor = db.execute(
+            inserted = db.execute(
                 "INSERT INTO tickets (request_key, request_id, state, created_at, deadline,"
                 " updated_at, request, client, step, thread_id, parent_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     request_key,
                     request_id,
@@ -93,8 +93,7 @@ class SQLiteTickets(SQLiteDatabase):
                     parent_id,
                 ),
             )
-            ticket_id = cursor.lastrowid
-            assert ticket_id is not None
+            ticket_id = int(inserted.fetchone()[0])
             if thread_id is None:
                 db.execute("UPDATE tickets SET thread_id = id WHERE id = ?", (ticket_id,))
         ticket = self.get_ticket(ticket_id)
@@ -173,7 +172,8 @@ class SQLiteTickets(SQLiteDatabase):
         """Remember that ticket ``ticket_id`` gave the reply with this fingerprint."""
         with self._transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO thread_replies (fingerprint, ticket_id) VALUES (?, ?)",
+                "INSERT INTO thread_replies (fingerprint, ticket_id) VALUES (?, ?)"
+                " ON CONFLICT (fingerprint) DO UPDATE SET ticket_id = excluded.ticket_id",
                 (fingerprint, ticket_id),
             )
 
@@ -190,7 +190,8 @@ class SQLiteTickets(SQLiteDatabase):
         """Point a client's thread name at an agent run (the newest run with that name wins)."""
         with self._transaction() as db:
             db.execute(
-                "INSERT OR REPLACE INTO thread_names (name_key, thread_id) VALUES (?, ?)",
+                "INSERT INTO thread_names (name_key, thread_id) VALUES (?, ?)"
+                " ON CONFLICT (name_key) DO UPDATE SET thread_id = excluded.thread_id",
                 (name_key, thread_id),
             )
 

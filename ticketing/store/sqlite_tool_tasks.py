@@ -1,27 +1,27 @@
-"""MCP tasks in the SQLite ticket store (see :mod:`ticketing.store.tool_tasks`)."""
+"""MCP tasks in the ticket store, SQLite or PostgreSQL (see :mod:`ticketing.store.tool_tasks`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
-from sqlite3 import Row
 
-from ticketing.store.model import record_from_row
-from ticketing.store.sqlite_database import SQLiteDatabase, from_timestamp, to_timestamp
+from ticketing.store.model import Row, record_from_row
+from ticketing.store.sql_database import (
+    SQLDatabase,
+    from_optional_timestamp,
+    from_timestamp,
+    to_timestamp,
+)
 from ticketing.store.tool_tasks import StoredToolTask
-
-
-def _optional_time(value: float | None) -> datetime | None:
-    return None if value is None else from_timestamp(value)
 
 
 def _task(row: Row) -> StoredToolTask:
     return record_from_row(
-        StoredToolTask, row, created_at=from_timestamp, canceled_at=_optional_time
+        StoredToolTask, row, created_at=from_timestamp, canceled_at=from_optional_timestamp
     )
 
 
-class SQLiteToolTasks(SQLiteDatabase):
-    """MCP tasks, in SQLite."""
+class SQLiteToolTasks(SQLDatabase):
+    """MCP tasks, in SQL that SQLite and PostgreSQL both run."""
 
     def keep_tool_task(self, task: StoredToolTask) -> None:
         """Store a new task."""
@@ -50,7 +50,7 @@ class SQLiteToolTasks(SQLiteDatabase):
     def tool_tasks(self, client: str, limit: int) -> list[StoredToolTask]:
         """Return this client's newest tasks, newest first."""
         rows = self._db.execute(
-            "SELECT * FROM tool_tasks WHERE client = ? ORDER BY created_at DESC, rowid DESC"
+            "SELECT * FROM tool_tasks WHERE client = ? ORDER BY created_at DESC, task_id DESC"
             " LIMIT ?",
             (client, limit),
         ).fetchall()

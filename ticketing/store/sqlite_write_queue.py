@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from ticketing.store.model import QueuedWrite, ReplyClaim, record_from_row
-from ticketing.store.sqlite_database import (
-    SQLiteDatabase,
+from ticketing.store.sql_database import (
+    SQLDatabase,
     from_optional_timestamp,
     to_timestamp,
 )
 
 
-class SQLiteWriteQueue(SQLiteDatabase):
+class SQLiteWriteQueue(SQLDatabase):
     """Queued GitHub writes and the comments the bot replied to, in SQLite."""
 
     def enqueue_write(
@@ -53,16 +53,16 @@ class SQLiteWriteQueue(SQLiteDatabase):
         with self._transaction() as db:
             if claim is not None:
                 cursor = db.execute(
-                    "INSERT OR IGNORE INTO replied_comments"
-                    " (comment_id, ticket_id, kind, replied_at) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO replied_comments (comment_id, ticket_id, kind, replied_at)"
+                    " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
                     (claim.comment_id, claim.ticket_id, claim.kind, to_timestamp(now)),
                 )
                 if cursor.rowcount != 1:
                     return None
             for kind, issue_number, payload in writes:
-                cursor = db.execute(
+                inserted = db.execute(
                     "INSERT INTO write_queue (kind, issue_number, payload, not_before,"
-                    " created_at) VALUES (?, ?, ?, ?, ?)",
+                    " created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
                     (
                         kind,
                         issue_number,
@@ -71,8 +71,7 @@ class SQLiteWriteQueue(SQLiteDatabase):
                         to_timestamp(now),
                     ),
                 )
-                assert cursor.lastrowid is not None
-                ids.append(cursor.lastrowid)
+                ids.append(int(inserted.fetchone()[0]))
         return ids
 
     def due_writes(self, *, now: datetime, limit: int = 50) -> list[QueuedWrite]:

@@ -22,6 +22,7 @@ from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.helpers.embedded_github_fixtures import ManualClock
+from ticketing.errors import StoreUnavailable
 from ticketing.github.client import GitHubClient
 from ticketing.github.poll_budget import poll_delay
 from ticketing.github.write_kinds import Guard
@@ -44,6 +45,19 @@ class DiesBeforeMarkingDone(SQLiteTicketStore):
     def finish_write(self, write_id: int, *, now: datetime, failure: str | None = None) -> None:
         """Die instead of recording the write as done."""
         raise ProcessDied
+
+
+class DownForAMoment(SQLiteTicketStore):
+    """A store whose database is down the first time the worker asks when a write is due."""
+
+    outages = 1
+
+    def next_write_due(self) -> datetime | None:
+        """Raise StoreUnavailable once (the database restarting), then answer."""
+        if self.outages:
+            self.outages -= 1
+            raise StoreUnavailable("the ticket store is restarting", retry_after=1.0)
+        return super().next_write_due()
 
 
 async def no_sleep(seconds: float) -> None:
@@ -407,6 +421,21 @@ async def test_drain_waits_until_a_deferred_write_is_sent(
     finally:
         await queue.stop()
         await client.close()
+
+
+async def test_worker_outlives_a_store_outage_and_sends_what_was_queued(
+    client: GitHubClient, github_sandbox: RunningSandbox, open_stores: Callable[..., TicketStore]
+) -> None:
+    """The database down for a moment pauses the queue's worker; it does not end it."""
+    issue(github_sandbox, 1)
+    queue = WriteQueue(store=open_stores(DownForAMoment), github=client, first_backoff=0.05)
+    queue.start()
+    try:
+        queue.comment(1, "after the outage")
+        await asyncio.wait_for(queue.drain(), timeout=5)
+        assert [c.body for c in comments_on(github_sandbox)] == ["after the outage"]
+    finally:
+        await queue.stop()
 
 
 async def test_drain_without_a_running_worker_says_so(

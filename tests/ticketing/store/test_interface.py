@@ -18,6 +18,7 @@ from ticketing.store.interface import (
     WriteQueueStore,
 )
 from ticketing.store.model import Ticket, TicketState, record_from_row
+from ticketing.store.postgres import PostgresTicketStore
 from ticketing.store.sqlite import SQLiteTicketStore
 from ticketing.store.sqlite_database import from_timestamp
 
@@ -40,6 +41,15 @@ def test_sqlite_store_is_a_ticket_store_to_the_type_checker(
     assert store.count_pending() == 0
 
 
+def test_postgres_store_is_a_ticket_store_to_the_type_checker(postgres_url: str) -> None:
+    """Assigning the PostgreSQL store to the combined protocol type-checks (mypy sees this)."""
+    store: TicketStore = PostgresTicketStore(postgres_url)
+    try:
+        assert store.count_pending() == 0
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize(
     "protocol",
     [
@@ -52,11 +62,9 @@ def test_sqlite_store_is_a_ticket_store_to_the_type_checker(
         TicketStore,
     ],
 )
-def test_sqlite_store_has_every_method_of_each_protocol(
-    sqlite_store: SQLiteTicketStore, protocol: type
-) -> None:
-    """The SQLite store satisfies every per-aggregate protocol and the combined one."""
-    assert isinstance(sqlite_store, protocol)
+def test_each_store_has_every_method_of_each_protocol(store: TicketStore, protocol: type) -> None:
+    """SQLite and PostgreSQL stores satisfy every per-aggregate protocol and the combined one."""
+    assert isinstance(store, protocol)
 
 
 def test_record_from_row_matches_columns_by_name_and_converts_the_named_fields() -> None:

@@ -1,32 +1,29 @@
-"""Tests for ticketing.store.sqlite: the durable state a restart must not lose."""
+"""The store's contract, on SQLite and PostgreSQL, and SQLite's own file and migrations.
+
+Tests taking ``store`` or ``open_store`` run on both stores (``tests/ticketing/store/
+conftest.py``); those opening a ``SQLiteTicketStore`` themselves test SQLite's file.
+"""
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from ticketing.errors import StoreError
+from ticketing.errors import StoreError, StoreUnavailable
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import PollCursor, ReplyClaim, StoredAnswer, Ticket, TicketState
 from ticketing.store.sqlite import SQLiteTicketStore
 from ticketing.store.sqlite_schema import _MIGRATIONS, SCHEMA_VERSION
 
+from .conftest import OpenStore
+
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 DEADLINE = NOW + timedelta(hours=1)
 KEY = "ab" * 32
-
-
-@pytest.fixture
-def store() -> Iterator[TicketStore]:
-    """Yield an in-memory store, closed after the test."""
-    opened = SQLiteTicketStore(":memory:")
-    yield opened
-    opened.close()
 
 
 def open_issue(store: TicketStore, key: str = KEY, number: int = 1) -> Ticket:
@@ -343,10 +340,9 @@ def test_cursor_is_empty_until_set_and_round_trips(store: TicketStore) -> None:
 # --- durability ----------------------------------------------------------------------------
 
 
-def test_everything_survives_closing_and_reopening_a_file_store(tmp_path: Path) -> None:
+def test_everything_survives_closing_and_reopening_a_file_store(open_store: OpenStore) -> None:
     """Tickets, answers, jtis, replies and the cursor are all there after a restart."""
-    path = tmp_path / "tickets.sqlite3"
-    first = SQLiteTicketStore(path)
+    first = open_store()
     answered = open_issue(first, key="01" * 32, number=1)
     waiting = open_issue(first, key="02" * 32, number=2)
     stored = answer(answered)
@@ -355,15 +351,12 @@ def test_everything_survives_closing_and_reopening_a_file_store(tmp_path: Path) 
     first.set_cursor(PollCursor(since="2026-01-02T03:04:00Z", etag='W/"e"'))
     first.close()
 
-    second = SQLiteTicketStore(path)
-    try:
-        assert second.answer_for(answered.id) == stored
-        assert second.is_jti_used(stored.jti)
-        assert [t.id for t in second.pending_tickets()] == [waiting.id]
-        assert second.claim_reply(701, ticket_id=waiting.id, kind="late", now=NOW) is False
-        assert second.get_cursor() == PollCursor(since="2026-01-02T03:04:00Z", etag='W/"e"')
-    finally:
-        second.close()
+    second = open_store()
+    assert second.answer_for(answered.id) == stored
+    assert second.is_jti_used(stored.jti)
+    assert [t.id for t in second.pending_tickets()] == [waiting.id]
+    assert second.claim_reply(701, ticket_id=waiting.id, kind="late", now=NOW) is False
+    assert second.get_cursor() == PollCursor(since="2026-01-02T03:04:00Z", etag='W/"e"')
 
 
 def test_file_store_uses_write_ahead_logging(tmp_path: Path) -> None:
@@ -377,26 +370,38 @@ def test_file_store_uses_write_ahead_logging(tmp_path: Path) -> None:
         store.close()
 
 
-def test_commit_is_visible_to_a_second_connection_before_close(tmp_path: Path) -> None:
-    """An accepted answer is committed at once: another process sees it without a close."""
+def test_write_lock_held_by_another_process_is_back_pressure_not_a_crash(tmp_path: Path) -> None:
+    """A write lock held past the busy timeout raises StoreUnavailable; then writes go on."""
     path = tmp_path / "tickets.sqlite3"
-    writer = SQLiteTicketStore(path)
-    reader = SQLiteTicketStore(path)
+    store = SQLiteTicketStore(path, busy_timeout=0.1)
+    blocker = sqlite3.connect(path, isolation_level=None)
     try:
-        ticket = open_issue(writer)
-        assert writer.accept_answer(answer(ticket))
-        assert reader.is_jti_used("jti-1")
-        # The reader's own transaction sees the writer's commit, so it cannot double-accept.
-        assert reader.accept_answer(answer(ticket, jti="jti-2", comment_id=502)) is False
+        blocker.execute("BEGIN IMMEDIATE")  # another process, mid-transaction
+        with pytest.raises(StoreUnavailable) as caught:
+            store.record_delivery("delivery-1", now=NOW)
+        assert caught.value.retry_after > 0
+        blocker.execute("COMMIT")
+        assert store.record_delivery("delivery-1", now=NOW) is True
     finally:
-        reader.close()
-        writer.close()
+        blocker.close()
+        store.close()
 
 
-def test_a_queued_write_is_claimed_by_one_worker_only(tmp_path: Path) -> None:
+def test_commit_is_visible_to_a_second_connection_before_close(open_store: OpenStore) -> None:
+    """An accepted answer is committed at once: another process sees it without a close."""
+    writer = open_store()
+    reader = open_store()
+    ticket = open_issue(writer)
+    assert writer.accept_answer(answer(ticket))
+    assert reader.is_jti_used("jti-1")
+    # The reader's own transaction sees the writer's commit, so it cannot double-accept.
+    assert reader.accept_answer(answer(ticket, jti="jti-2", comment_id=502)) is False
+
+
+def test_a_queued_write_is_claimed_by_one_worker_only(open_store: OpenStore) -> None:
     """Two workers that read the same due write race to claim it; exactly one wins."""
-    first = SQLiteTicketStore(tmp_path / "t.sqlite3")
-    second = SQLiteTicketStore(tmp_path / "t.sqlite3")
+    first = open_store()
+    second = open_store()
     now = datetime.now(UTC)
     write_id = first.enqueue_write("comment", issue_number=1, payload="{}", now=now)
     (seen_by_first,) = first.due_writes(now=now)
@@ -407,8 +412,6 @@ def test_a_queued_write_is_claimed_by_one_worker_only(tmp_path: Path) -> None:
         second.defer_write(write_id, until=later, attempts=seen_by_second.attempts),
     ]
     assert claims == [True, False]
-    first.close()
-    second.close()
 
 
 def test_reply_and_its_claim_are_queued_in_one_transaction_and_only_once(

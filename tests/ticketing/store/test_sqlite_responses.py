@@ -1,26 +1,21 @@
-"""Tests for ticketing.store.sqlite_responses: stored responses, per client, deleted for good."""
+"""Stored responses, per client, deleted for good: on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from ticketing.store.interface import ResponseStore, TicketStore
 from ticketing.store.model import StoredResponse
-from ticketing.store.sqlite import SQLiteTicketStore
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
 
-@pytest.fixture
-def store() -> Iterator[TicketStore]:
-    """Yield an in-memory store with one ticket, closed after the test."""
-    opened = SQLiteTicketStore(":memory:")
-    opened.open_ticket("ab" * 32, request_id="req_1", created=NOW, deadline=NOW + timedelta(1))
-    yield opened
-    opened.close()
+@pytest.fixture(autouse=True)
+def one_ticket(store: TicketStore) -> None:
+    """Open ticket 1, which the responses below belong to."""
+    store.open_ticket("ab" * 32, request_id="req_1", created=NOW, deadline=NOW + timedelta(1))
 
 
 def response(*, stored: bool = True, items: str = '[{"id": "msg_1"}]') -> StoredResponse:
