@@ -11,6 +11,9 @@ from typing import Any
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
 SPEC_PATH = Path(__file__).with_name("issues-subset.json")
+# The sub-issue operations, cut from the same @octokit/openapi release (see README.md): the
+# shared subset does not hold them, so they are loaded beside it and merged in.
+EXTRA_SPEC_PATHS = (Path(__file__).with_name("sub-issues-subset.json"),)
 
 
 def _allow_null_in_nullable_enums(node: Any) -> None:
@@ -29,8 +32,13 @@ def _allow_null_in_nullable_enums(node: Any) -> None:
 
 @cache
 def spec() -> dict[str, Any]:
-    """Return the OpenAPI document, with the nullable-enum quirk fixed."""
+    """Return the OpenAPI document (with the extra subsets), the nullable-enum quirk fixed."""
     document = json.loads(SPEC_PATH.read_text(encoding="utf-8"))
+    for extra_path in EXTRA_SPEC_PATHS:
+        extra = json.loads(extra_path.read_text(encoding="utf-8"))
+        document["paths"].update(extra["paths"])
+        for kind, items in extra.get("components", {}).items():
+            document["components"].setdefault(kind, {}).update(items)
     _allow_null_in_nullable_enums(document)
     return document  # type: ignore[no-any-return]
 
