@@ -239,3 +239,21 @@ def log_settings(environ: Mapping[str, str]) -> tuple[str, str]:
             f"TICKETPROXY_LOG_FORMAT={raw_format!r} is not a log format: use text or json"
         )
     return level, form
+
+
+def parse_tree_after_steps(raw: str | None, name: str = "TICKETPROXY_TREE_AFTER_STEPS") -> int:
+    """Return after how many steps a run's later steps open as child issues (50 unset).
+
+    ``always`` (or 0) opens every later step as a child issue.
+    """
+    if raw is None or raw.strip() == "":
+        return 50
+    text = raw.strip().lower()
+    if text == "always":
+        return 0
+    if not text.isdigit():
+        raise ConfigError(
+            f"{name} must be a whole number of steps (0 or 'always': every later step opens"
+            f" as a child issue), got {raw!r}"
+        )
+    return int(text)

@@ -14,6 +14,7 @@ from ticketing.store.model import TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
 from .settings import LABEL, LABEL_ANSWERED, DeskSettings
+from .tree_links import queue_checklist
 
 __all__ = ["Delivery"]
 
@@ -83,6 +84,8 @@ class Delivery:
             # The close sets the labels: a label write still waiting (the "answered" one
             # queued at acceptance) would only repeat them.
             self._followups.drop_unsent_labels(ticket.issue_number, "the close sets the labels")
+            # A child of a long run: the root's checklist ticks it (after the close above).
+            queue_checklist(self._store, self._followups, self.settings, ticket)
             self._delivered.remember(
                 Outcome(
                     replace(ticket, state=TicketState.DELIVERED),

@@ -20,6 +20,7 @@ from ticketing.request import ChatRequest
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket
 from ticketing.threads import step_delta, tools_changed
+from ticketing.tree import child_note
 
 from .runs import Runs
 from .settings import DeskSettings
@@ -71,7 +72,9 @@ class TicketRenderer:
         repo = self.settings.repo
         answer_page = self.settings.answer_page
         step: Callable[[ChatRequest, tuple[str, ...]], RenderedTicket] | None = None
-        if ticket.step > 1 and parent is not None and root is not None and stored is not None:
+        # A step on an issue of its own (a child in the run's tree) is rendered as an issue.
+        own = ticket.own_issue
+        if not own and ticket.step > 1 and parent is not None and root is not None and stored:
             assert root.issue_number is not None
             previous = ChatRequest.from_json(stored)
             echoed = self._runs.echoed(parent, previous, request)
@@ -98,6 +101,8 @@ class TicketRenderer:
             shown, redactions = redact_request(marked)
             note = describe_redactions(redactions)
             notes = (note,) if note else ()
+            if own and root is not None:
+                notes = (child_note(ticket.step, root.issue_number), *notes)
             if step is not None:
                 return step(shown, notes)
             return render_ticket(

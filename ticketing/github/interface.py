@@ -80,6 +80,14 @@ class GitHubWrites(Protocol):
         """Add a reaction to an issue comment; False if it was skipped."""
         ...
 
+    async def link_sub_issue(self, parent: int, child: int) -> bool:
+        """Link issue ``child`` under issue ``parent`` (once); False if it already was."""
+        ...
+
+    async def replace_issue_section(self, number: int, section: str) -> bool:
+        """Put the children's checklist ``section`` in an issue's body; False if unchanged."""
+        ...
+
 
 class GitHubIssues(GitHubWrites, Protocol):
     """Everything the desk asks of GitHub; it hands the same object to its write queue."""

@@ -229,6 +229,17 @@ class WriteQueue:
         self._wake.set()
         return True
 
+    def link_sub_issue(self, parent: int, child: int, *, request_id: str | None = None) -> int:
+        """Queue linking issue ``child`` under issue ``parent`` (checked first, so once)."""
+        return self._enqueue(WriteKind.LINK_SUB_ISSUE, parent, {"child": child}, request_id, None)
+
+    def task_list(self, number: int, section: str) -> int:
+        """Queue the checklist of issue ``number``'s children, replacing any not yet tried."""
+        self._store.drop_unsent_writes(
+            WriteKind.TASK_LIST, issue_number=number, now=self._clock(), failure="superseded"
+        )
+        return self._enqueue(WriteKind.TASK_LIST, number, {"section": section}, None, None)
+
     def drop_unsent_labels(self, number: int, reason: str) -> int:
         """Drop the label writes on issue ``number`` not yet tried: a later write sets them."""
         return self._store.drop_unsent_writes(

@@ -58,8 +58,12 @@ class TicketThreadStore(Protocol):
         request: str | None = None,
         client: str | None = None,
         thread: ThreadStart | None = None,
+        children_after: int | None = None,
     ) -> Ticket:
-        """Insert a ticket in state ``creating`` (the next step of ``thread``) and return it."""
+        """Insert a ticket in state ``creating`` (the next step of ``thread``) and return it.
+
+        A step past ``children_after`` steps is marked ``own_issue`` (see ticketing.tree).
+        """
         ...
 
     def set_issue(self, ticket_id: int, *, number: int, url: str, now: datetime) -> Ticket:
@@ -112,6 +116,14 @@ class TicketThreadStore(Protocol):
 
     def newest_in_thread(self, thread_id: int) -> Ticket | None:
         """Return the newest step of an agent run."""
+        ...
+
+    def ticket_at_step(self, thread_id: int, step: int) -> Ticket | None:
+        """Return step ``step`` of an agent run, if it exists."""
+        ...
+
+    def own_issue_steps(self, thread_id: int, first: int, last: int) -> list[Ticket]:
+        """Return the steps ``first`` to ``last`` of a run that have issues of their own."""
         ...
 
     def latest_thread_of_client(self, client: str) -> int | None:

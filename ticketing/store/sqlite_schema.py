@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -205,6 +205,11 @@ _MIGRATIONS: dict[int, str] = {
     ALTER TABLE task_steps ADD COLUMN ending TEXT;
     ALTER TABLE task_steps ADD COLUMN ended_at REAL;
     ALTER TABLE tasks ADD COLUMN canceled_at REAL;
+    """,
+    # Runs as trees: a later step opened as a child issue of its own (ticketing.tree).
+    11: """
+    ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
     """,
 }
 
