@@ -251,7 +251,7 @@ def parse_tree_after_steps(raw: str | None, name: str = "TICKETPROXY_TREE_AFTER_
     text = raw.strip().lower()
     if text == "always":
         return 0
-    if not text.isdigit():
+    if not text.isascii() or not text.isdigit():
         raise ConfigError(
             f"{name} must be a whole number of steps (0 or 'always': every later step opens"
             f" as a child issue), got {raw!r}"
