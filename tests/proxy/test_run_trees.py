@@ -138,6 +138,17 @@ async def test_sixty_step_run_becomes_a_root_with_children_past_the_threshold(
         child = await asyncio.to_thread(issue_data, stack, number)
         assert child["state"] == "closed"
         assert child["parent_issue_url"].endswith("/issues/1")
+    # Step 60's body is trimmed: the root's step in full, the other children one line each,
+    # and none of the 49 step comments' conversation in between.
+    last = await asyncio.to_thread(issue_data, stack, children[-1])
+    assert "The run so far (trimmed)" in last["body"]
+    assert "Question of step 1?" in last["body"]
+    assert "Question of step 30?" not in last["body"]
+    assert "Question of step 60?" in last["body"]
+    for number, step in zip(children[:-1], range(51, 60), strict=True):
+        assert f"- #{number} step {step}: Question of step {step}\\? · alice · [`sha256:" in (
+            last["body"]
+        )
 
 
 async def test_signature_for_one_child_does_not_answer_the_next_child(

@@ -1,4 +1,4 @@
-"""Runs as trees in the desk: where a child issue is linked, and the root's checklist.
+"""Runs as trees in the desk: where a child is linked, the root's checklist, a child's context.
 
 Which step opens as a child and under which parent is decided by :mod:`ticketing.tree`
 (pure); this module reads the run from the store and queues the writes: the link (checked
@@ -9,13 +9,16 @@ checklist replaces one not yet sent).
 from __future__ import annotations
 
 from ticketing.github.write_queue import WriteQueue
+from ticketing.render.redact import redact_request
+from ticketing.render.tree_context import PathStep, Subtree, render_tree_context
+from ticketing.request import ChatRequest
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket, TicketState
 from ticketing.tree import MAX_CHILDREN, ChildLine, child_slot, first_child_step, render_task_list
 
 from .settings import DeskSettings
 
-__all__ = ["child_state", "parent_issue", "queue_checklist"]
+__all__ = ["child_state", "parent_issue", "queue_checklist", "tree_context"]
 
 _STATES = {
     TicketState.CREATING: "waiting",
@@ -67,3 +70,69 @@ def queue_checklist(
     followups.task_list(
         root.issue_number, render_task_list([child_state(child) for child in children])
     )
+
+
+def _question(store: TicketStore, ticket: Ticket) -> str:
+    """Return the newest user message of a step's stored request (what the step asked)."""
+    stored = store.request_for(ticket.id)
+    if stored is None:
+        return ""
+    # Shown as posted: what the step's own issue showed, secrets redacted.
+    request, _ = redact_request(ChatRequest.from_json(stored))
+    users = [m.content for m in request.messages if m.role == "user"]
+    return users[-1] if users else (request.messages[-1].content if request.messages else "")
+
+
+def _subtree(store: TicketStore, ticket: Ticket) -> Subtree:
+    assert ticket.issue_number is not None
+    title = _question(store, ticket).strip().split("\n", 1)[0]
+    answer = store.answer_for(ticket.id)
+    if ticket.state is TicketState.EXPIRED:
+        return Subtree(ticket.issue_number, ticket.step, title, "expired")
+    if answer is None:
+        return Subtree(ticket.issue_number, ticket.step, title, _STATES[ticket.state])
+    return Subtree(
+        ticket.issue_number,
+        ticket.step,
+        title,
+        "answered",
+        signer=answer.signer,
+        digest=answer.digest,
+        answer_url=answer.comment_url,
+    )
+
+
+def tree_context(store: TicketStore, settings: DeskSettings, ticket: Ticket) -> str:
+    """Return a child's trimmed context: its open path in full, other subtrees in lines."""
+    after = settings.tree_after_steps
+    slot = child_slot(ticket.step, after)
+    root = store.get_ticket(ticket.thread_id or ticket.id)
+    if slot is None or root is None or root.issue_number is None:
+        return ""
+    chain: list[int] = []
+    parent_step = slot.parent_step(after)
+    while parent_step is not None:
+        chain.insert(0, parent_step)
+        above = child_slot(parent_step, after)
+        parent_step = None if above is None else above.parent_step(after)
+    path: list[PathStep] = []
+    for node in [root, *(store.ticket_at_step(root.id, step) for step in chain)]:
+        if node is None or node.issue_number is None:
+            continue
+        answer = store.answer_for(node.id)
+        path.append(
+            PathStep(
+                node.issue_number,
+                node.step,
+                _question(store, node),
+                None if answer is None else answer.text,
+                None if answer is None else answer.signer,
+            )
+        )
+    first = first_child_step(after)
+    off_path = [
+        child
+        for child in store.own_issue_steps(root.id, first, ticket.step - 1)
+        if child.step not in chain
+    ]
+    return render_tree_context(path, [_subtree(store, child) for child in off_path])
