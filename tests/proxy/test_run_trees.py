@@ -146,8 +146,9 @@ async def test_sixty_step_run_becomes_a_root_with_children_past_the_threshold(
     assert "Question of step 30?" not in last["body"]
     assert "Question of step 60?" in last["body"]
     for number, step in zip(children[:-1], range(51, 60), strict=True):
-        assert f"- #{number} step {step}: Question of step {step}\\? · alice · [`sha256:" in (
-            last["body"]
+        assert (
+            f"- #{number} step {step}: Question of step {step}\\? · alice · [`sha256:"
+            in (last["body"])
         )
 
 
