@@ -133,6 +133,8 @@ async def test_sixty_step_run_becomes_a_root_with_children_past_the_threshold(
     assert [issue.number for issue in linked] == children
     root = await asyncio.to_thread(issue_data, stack, 1)
     assert root["sub_issues_summary"] == {"total": 10, "completed": 10, "percent_completed": 100}
+    # Closed when step 50, its last step comment, was delivered: the children came after.
+    assert root["state"] == "closed"
     for number, step in zip(children, range(51, 61), strict=True):
         assert f"- [x] #{number} step {step}: answered" in root["body"]
         child = await asyncio.to_thread(issue_data, stack, number)
@@ -247,3 +249,21 @@ async def test_sub_issue_link_refused_by_github_is_logged_and_given_up_visibly(
     assert any("link_sub_issue" in line and f"#{1}" in line for line in abandoned), abandoned
     assert await asyncio.to_thread(sub_issues, stack, 1) == []
     assert child.own_issue
+
+
+async def test_expired_child_is_closed_and_shown_expired_in_the_roots_checklist(
+    start_tree_stack: StartStack,
+) -> None:
+    """A child nobody answers in time closes, and the root's checklist ticks it as expired."""
+    stack = await start_tree_stack(tree_after_steps=0, max_wait=1.0)
+    agent = Agent(stack)
+    await run_step(stack, agent, 1)
+    pending = agent.ask(2)
+    child = await pending_step(stack, 2)
+    await asyncio.wait_for(pending, 10)  # the expiry's completion
+    await stack.desk.followups.drain()
+    root = await asyncio.to_thread(issue_data, stack, 1)
+    assert f"- [x] #{child.issue_number} step 2: expired" in root["body"]
+    assert child.issue_number is not None
+    closed = await asyncio.to_thread(issue_data, stack, child.issue_number)
+    assert closed["state"] == "closed"

@@ -96,7 +96,8 @@ def guard_failure(store: TicketStore, guard: Any) -> str | None:
     # A child issue holds one step only: later steps are on other issues.
     if guard.get("newest_step") and ticket.thread_id is not None and not ticket.own_issue:
         newest = store.newest_in_thread(ticket.thread_id)
-        if newest is not None and newest.id != ticket.id:
+        # A newer step on a child issue of its own leaves this issue's state to this step.
+        if newest is not None and newest.id != ticket.id and not newest.own_issue:
             return f"ticket {ticket_id} is step {ticket.step}; step {newest.step} came since"
     return None
 
