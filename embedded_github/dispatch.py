@@ -52,6 +52,7 @@ from embedded_github.routes_comments import ROUTES as COMMENT_ROUTES
 from embedded_github.routes_issues import ROUTES as ISSUE_ROUTES
 from embedded_github.routes_labels import ROUTES as LABEL_ROUTES
 from embedded_github.routes_reactions import ROUTES as REACTION_ROUTES
+from embedded_github.routes_sub_issues import ROUTES as SUB_ISSUE_ROUTES
 from embedded_github.routing import ApiCall, Reply, Route
 from embedded_github.state import SandboxState
 
@@ -63,9 +64,11 @@ ROUTES: tuple[Route, ...] = (
     *LABEL_ROUTES,
     *REACTION_ROUTES,
     *ACTIONS_ROUTES,
+    *SUB_ISSUE_ROUTES,
 )
 
-_BODY_METHODS = frozenset({"POST", "PATCH", "PUT"})
+# DELETE too: removing a sub-issue names it in the body.
+_BODY_METHODS = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 # Where a request's body fields are kept until it is recorded.
 _FIELDS: web.RequestKey[tuple[str, ...]] = web.RequestKey("fields")
 

@@ -94,7 +94,8 @@ class PayloadBuilder(AccountPayloads):
             "author_association": author_association(self._find_user(issue.author.login), repo),
             "type": None,
             "active_lock_reason": issue.lock_reason if issue.locked else None,
-            "sub_issues_summary": {"total": 0, "completed": 0, "percent_completed": 0},
+            "sub_issues_summary": self.sub_issues_summary(issue),
+            "parent_issue_url": self.parent_issue_url(issue),
             "issue_dependencies_summary": {
                 "blocked_by": 0,
                 "blocking": 0,
@@ -110,6 +111,19 @@ class PayloadBuilder(AccountPayloads):
             "performed_via_github_app": None,
             "state_reason": issue.state_reason,
         }
+
+    def sub_issues_summary(self, issue: IssueRow) -> JsonObject:
+        """Return a ``sub-issues-summary``: children, closed children, the closed share."""
+        total, completed = self._store.sub_issue_counts(issue.id)
+        percent = completed * 100 // total if total else 0
+        return {"total": total, "completed": completed, "percent_completed": percent}
+
+    def parent_issue_url(self, issue: IssueRow) -> str | None:
+        """Return the API URL of the issue's parent, or None for an issue that has none."""
+        parent = self._store.parent_of(issue.id)
+        if parent is None:
+            return None
+        return self.issue_url(self._repos[parent.repo_id], parent.number)
 
     def comment(self, comment: CommentRow) -> JsonObject:
         """Return an ``issue-comment`` object."""

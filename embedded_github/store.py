@@ -7,16 +7,17 @@ sequences of :class:`~embedded_github.store_database.SandboxDatabase`:
 - ``store_repos``: hosted repositories;
 - ``store_issues``: issues and the comments on them;
 - ``store_labels``: repository labels and the labels on issues;
+- ``store_sub_issues``: which issue is a sub-issue of which, in order;
 - ``store_reactions``: reactions to issues and comments.
 """
 
 from __future__ import annotations
 
-from embedded_github.store_issues import IssueQueries
 from embedded_github.store_labels import LabelQueries
 from embedded_github.store_reactions import ReactionQueries
 from embedded_github.store_repos import RepoQueries
+from embedded_github.store_sub_issues import SubIssueQueries
 
 
-class SandboxStore(RepoQueries, IssueQueries, LabelQueries, ReactionQueries):
+class SandboxStore(RepoQueries, SubIssueQueries, LabelQueries, ReactionQueries):
     """Read and write the sandbox's state in one SQLite database."""

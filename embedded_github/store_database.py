@@ -75,6 +75,12 @@ CREATE TABLE IF NOT EXISTS issue_labels (
     label_id INTEGER NOT NULL REFERENCES labels(id),
     PRIMARY KEY (issue_id, label_id)
 );
+CREATE TABLE IF NOT EXISTS sub_issues (
+    child_id INTEGER PRIMARY KEY REFERENCES issues(id),
+    parent_id INTEGER NOT NULL REFERENCES issues(id),
+    position INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sub_issues_by_parent ON sub_issues (parent_id, position);
 CREATE TABLE IF NOT EXISTS reactions (
     id INTEGER PRIMARY KEY,
     subject_kind TEXT NOT NULL,

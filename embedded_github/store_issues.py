@@ -39,7 +39,7 @@ class IssueQueries(SandboxDatabase):
         row = self._db.execute(
             "SELECT * FROM issues WHERE repo_id = ? AND number = ?", (repo_id, number)
         ).fetchone()
-        return None if row is None else _issue(row)
+        return None if row is None else issue_from_row(row)
 
     def list_issues(
         self,
@@ -78,7 +78,7 @@ class IssueQueries(SandboxDatabase):
             f"SELECT * FROM issues WHERE {' AND '.join(clauses)}"  # noqa: S608
             f" ORDER BY {order_column} {direction}, id {direction}"
         )
-        return [_issue(row) for row in self._db.execute(query, params).fetchall()]
+        return [issue_from_row(row) for row in self._db.execute(query, params).fetchall()]
 
     def update_issue(
         self,
@@ -219,7 +219,8 @@ class IssueQueries(SandboxDatabase):
         self._db.execute("DELETE FROM comments WHERE id = ?", (comment.id,))
 
 
-def _issue(row: sqlite3.Row) -> IssueRow:
+def issue_from_row(row: sqlite3.Row) -> IssueRow:
+    """Build an issue row from its SQLite row."""
     closed_by = None
     if row["closed_by_login"] is not None:
         closed_by = Author(row["closed_by_login"], row["closed_by_id"])

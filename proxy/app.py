@@ -114,6 +114,7 @@ def create_app(
                 poll_interval=settings.poll_interval,
                 max_wait=timedelta(seconds=settings.max_wait),
                 lock_issues=settings.lock_issues,
+                tree_after_steps=settings.tree_after_steps,
                 policy=policy,
                 answer_page=settings.answer_page_url,
             ),

@@ -273,3 +273,21 @@ def parse_oidc_issuer(value: str | None) -> str | None:
             "to trust no OIDC issuer; plain http is for a local test issuer only"
         )
     return value.rstrip("/")
+
+
+def parse_tree_after_steps(raw: str | None, name: str = "TICKETPROXY_TREE_AFTER_STEPS") -> int:
+    """Return after how many steps a run's later steps open as child issues (50 unset).
+
+    ``always`` (or 0) opens every later step as a child issue.
+    """
+    if raw is None or raw.strip() == "":
+        return 50
+    text = raw.strip().lower()
+    if text == "always":
+        return 0
+    if not text.isascii() or not text.isdigit():
+        raise ConfigError(
+            f"{name} must be a whole number of steps (0 or 'always': every later step opens"
+            f" as a child issue), got {raw!r}"
+        )
+    return int(text)

@@ -32,6 +32,7 @@ from proxy.setting_values import (
     parse_port,
     parse_redis_url,
     parse_repo,
+    parse_tree_after_steps,
     parse_webhook_secret,
     read_flag,
     read_number,
@@ -76,6 +77,8 @@ class Settings:
     port: int = 8080
     sandbox_port: int = 8081
     lock_issues: bool = True
+    # Past this many steps a run's later steps open as child issues (0: always).
+    tree_after_steps: int = 50
     # ticketproxy's own pace for content creation, below GitHub's secondary limits.
     # 10% under GitHub's 80/min and 500/h: requests queue behind each other on the way
     # out, so they reach GitHub a little bunched compared with when they were paced.
@@ -206,6 +209,7 @@ class Settings:
             ),
             lock_issues=read_flag(environ, "TICKETPROXY_LOCK_ISSUES", True),
             oidc_issuer=parse_oidc_issuer(environ.get("TICKETPROXY_OIDC_ISSUER")),
+            tree_after_steps=parse_tree_after_steps(environ.get("TICKETPROXY_TREE_AFTER_STEPS")),
             writes_per_minute=read_number(
                 environ, "TICKETPROXY_WRITES_PER_MINUTE", 72.0, low=1.0, unit="writes per minute"
             ),

@@ -6,7 +6,7 @@ import logging
 from dataclasses import replace
 
 from ticketing.clock import Clock
-from ticketing.github.write_kinds import Guard
+from ticketing.github.write_kinds import Guard, WriteKind
 from ticketing.github.write_queue import WriteQueue
 from ticketing.render.replies import render_delivered_notice
 from ticketing.store.interface import TicketStore
@@ -14,6 +14,7 @@ from ticketing.store.model import TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
 from .settings import LABEL, LABEL_ANSWERED, DeskSettings
+from .tree_links import queue_checklist
 from .wakeups import Announcer
 
 __all__ = ["Delivery"]
@@ -87,7 +88,11 @@ class Delivery:
             self._announcer.announce(ticket.id)
             # The close sets the labels: a label write still waiting (the "answered" one
             # queued at acceptance) would only repeat them.
-            self._followups.drop_unsent_labels(ticket.issue_number, "the close sets the labels")
+            self._followups.drop_unsent(
+                WriteKind.SET_LABELS, ticket.issue_number, "cancelled: the close sets the labels"
+            )
+            # A child of a long run: the root's checklist ticks it (after the close above).
+            queue_checklist(self._store, self._followups, self.settings, ticket)
             self._delivered.remember(
                 Outcome(
                     replace(ticket, state=TicketState.DELIVERED),

@@ -97,6 +97,7 @@ class Desk:
             announcer=self._announcer,
             delivered=delivered,
             clock=clock,
+            settings=settings,
         )
         self._delivery = Delivery(
             store=store,

@@ -17,9 +17,9 @@ from datetime import datetime
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
 from ticketing.errors import GitHubError, GitHubUnavailable
-from ticketing.github.interface import GitHubIssues
+from ticketing.github.interface import GitHubIssues, IssueRef
 from ticketing.github.times import format_github_time
-from ticketing.github.write_kinds import Guard
+from ticketing.github.write_kinds import Guard, WriteKind
 from ticketing.github.write_queue import WriteQueue
 from ticketing.render.ticket import request_marker
 from ticketing.request import ChatRequest
@@ -30,6 +30,7 @@ from .outcome import DeliveredOutcomes
 from .rendering import TicketRenderer
 from .runs import Runs
 from .settings import LABEL, LABEL_AWAITING, DeskSettings
+from .tree_links import parent_issue, queue_checklist
 from .wakeups import Announcer
 
 __all__ = ["Intake"]
@@ -105,6 +106,7 @@ class Intake:
                     request=request.to_json(),
                     client=request.client,
                     thread=self._runs.thread_for(request, thread_name, continues=continues),
+                    children_after=self.settings.tree_after_steps,
                 )
                 if thread_name is not None and ticket.thread_id is not None:
                     self._runs.name_run(request.client, thread_name, ticket)
@@ -139,9 +141,14 @@ class Intake:
         has fixed the settings, opens a new one. GitHubUnavailable keeps it for the retry.
         """
         try:
+            if ticket.own_issue:
+                return await self._create_child(ticket, request, fresh=fresh)
             if ticket.step > 1:
                 return await self._create_step(ticket, request, fresh=fresh)
-            return await self._create_issue(ticket, request, fresh=fresh)
+            ref = await self._open_issue(ticket, request, fresh=fresh)
+            return self._store.set_issue(
+                ticket.id, number=ref.number, url=ref.url, now=self._clock()
+            )
         except GitHubUnavailable:
             raise
         except GitHubError as exc:
@@ -205,7 +212,32 @@ class Intake:
         )
         return self._store.set_issue(ticket.id, number=number, url=url, now=self._clock())
 
-    async def _create_issue(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> Ticket:
+    async def _create_child(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> Ticket:
+        """Open a later step as a child issue, and queue its link under its parent.
+
+        The link is queued (durably) before the ticket is recorded open: a crash in between
+        leaves the ticket "creating", and its retry finds the issue by its marker and queues
+        the link again, which GitHub is asked about before it is sent (so it lands once).
+        """
+        ref = await self._open_issue(ticket, request, fresh=fresh)
+        parent = parent_issue(self._store, self.settings, ticket)
+        self._followups.enqueue(
+            WriteKind.LINK_SUB_ISSUE, parent, {"child": ref.number}, ticket.request_id, None
+        )
+        log.info(
+            "request_id=%s ticket %d (step %d) is child issue #%d of #%d",
+            ticket.request_id,
+            ticket.id,
+            ticket.step,
+            ref.number,
+            parent,
+        )
+        opened = self._store.set_issue(ticket.id, number=ref.number, url=ref.url, now=self._clock())
+        queue_checklist(self._store, self._followups, self.settings, opened)
+        return opened
+
+    async def _open_issue(self, ticket: Ticket, request: ChatRequest, *, fresh: bool) -> IssueRef:
+        """Open the ticket's issue once (found by its marker if an earlier attempt did)."""
         async with self._openings:
             rendered = await self._renderer.render_off_loop(ticket, request)
             marker = request_marker(f"{request.key}{ticket.id:08x}")
@@ -232,7 +264,7 @@ class Intake:
             )
         self._start_polling_from(ref.created_at)
         log.info("request_id=%s ticket %d is issue %s", ticket.request_id, ticket.id, ref.url)
-        return self._store.set_issue(ticket.id, number=ref.number, url=ref.url, now=self._clock())
+        return ref
 
     def _start_polling_from(self, created: datetime) -> None:
         """Start the poll no later than the first ticket's creation (GitHub's clock)."""

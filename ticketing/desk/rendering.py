@@ -16,13 +16,16 @@ from typing import Any
 
 from ticketing.render.redact import describe_redactions, redact_request
 from ticketing.render.ticket import RenderedTicket, render_step, render_ticket
+from ticketing.render.tree_context import render_child_ticket
 from ticketing.request import ChatRequest
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket
 from ticketing.threads import step_delta, tools_changed
+from ticketing.tree import child_note
 
 from .runs import Runs
 from .settings import DeskSettings
+from .tree_links import tree_context
 
 __all__ = ["RENDER_IN_THREAD_FROM", "TicketRenderer"]
 
@@ -34,6 +37,11 @@ RENDER_IN_THREAD_FROM = 200_000
 def _render_step_of(shown: ChatRequest, notes: tuple[str, ...], **fields: Any) -> RenderedTicket:
     """Render a step comment (a partial of this is run off the event loop for big prompts)."""
     return render_step(shown, notes=notes, **fields)
+
+
+def _render_child_of(shown: ChatRequest, notes: tuple[str, ...], **fields: Any) -> RenderedTicket:
+    """Render a child issue of a long run (a partial of this is run like a step's)."""
+    return render_child_ticket(shown, notes=notes, **fields)
 
 
 class TicketRenderer:
@@ -71,7 +79,24 @@ class TicketRenderer:
         repo = self.settings.repo
         answer_page = self.settings.answer_page
         step: Callable[[ChatRequest, tuple[str, ...]], RenderedTicket] | None = None
-        if ticket.step > 1 and parent is not None and root is not None and stored is not None:
+        # A step on an issue of its own (a child in the run's tree) is rendered as an issue:
+        # the run's trimmed context, then what is new since the step it continues.
+        own = ticket.own_issue
+        child: Callable[[ChatRequest, tuple[str, ...]], RenderedTicket] | None = None
+        if own and parent is not None and stored:
+            previous = ChatRequest.from_json(stored)
+            echoed = self._runs.echoed(parent, previous, request)
+            child = functools.partial(
+                _render_child_of,
+                context=tree_context(store, self.settings, ticket),
+                new_from=step_delta(previous, request, echoed=echoed).new_from,
+                request_id=ticket.request_id,
+                created=ticket.created_at,
+                deadline=ticket.deadline,
+                repo=repo,
+                answer_page=answer_page,
+            )
+        if not own and ticket.step > 1 and parent is not None and root is not None and stored:
             assert root.issue_number is not None
             previous = ChatRequest.from_json(stored)
             echoed = self._runs.echoed(parent, previous, request)
@@ -98,8 +123,12 @@ class TicketRenderer:
             shown, redactions = redact_request(marked)
             note = describe_redactions(redactions)
             notes = (note,) if note else ()
+            if own and root is not None:
+                notes = (child_note(ticket.step, root.issue_number), *notes)
             if step is not None:
                 return step(shown, notes)
+            if child is not None:
+                return child(shown, notes)
             return render_ticket(
                 shown,
                 request_id=ticket.request_id,

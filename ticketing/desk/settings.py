@@ -52,6 +52,9 @@ class DeskSettings:
     poll_lease: timedelta = timedelta(seconds=15)
     # The answer page's address, linked from every ticket (None: tickets name /desk/ only).
     answer_page: str | None = None
+    # Past this many steps, a run's later steps open as child issues linked under its issue
+    # (0: every later step); see ticketing.tree.
+    tree_after_steps: int = 50
 
     def ticket_ref(self, ticket: Ticket) -> str:
         """Return the reference a signature's ``aud`` must name: ``owner/repo#N`` or ``#N/step``.
@@ -61,11 +64,13 @@ class DeskSettings:
         """
         if ticket.issue_number is None:
             raise ValueError(f"ticket {ticket.id} has no issue yet")
-        return ticket_reference(self.repo, ticket.issue_number, ticket.step)
+        # A step on an issue of its own (a child in the run's tree) is that issue's step 1.
+        step = 1 if ticket.own_issue else ticket.step
+        return ticket_reference(self.repo, ticket.issue_number, step)
 
     def step_ref(self, ticket: Ticket) -> str | None:
         """Return the reference a bot record names for a later step; None for the issue."""
-        return self.ticket_ref(ticket) if ticket.step > 1 else None
+        return self.ticket_ref(ticket) if ticket.step > 1 and not ticket.own_issue else None
 
     def page_of(self, ticket: Ticket) -> str | None:
         """Return the answer page's address that opens this ticket, if the page is known."""

@@ -21,7 +21,8 @@ from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket, TicketState
 
 from .outcome import DeliveredOutcomes, Outcome
-from .settings import LABEL, LABEL_EXPIRED
+from .settings import LABEL, LABEL_EXPIRED, DeskSettings
+from .tree_links import queue_checklist
 from .wakeups import Announcer
 
 __all__ = ["Waiters"]
@@ -40,8 +41,11 @@ class Waiters:
         announcer: Announcer,
         delivered: DeliveredOutcomes,
         clock: Clock,
+        settings: DeskSettings | None = None,
     ) -> None:
         self._store = store
+        # Read for long runs' trees: an expired child is shown stale in its root's checklist.
+        self._settings = settings
         self._followups = followups
         self._announcer = announcer
         self._delivered = delivered
@@ -121,6 +125,8 @@ class Waiters:
                 self._followups.cancel(write, "the ticket was no longer pending")
             return
         log.info("request_id=%s ticket %d expired", ticket.request_id, ticket.id)
+        if self._settings is not None:
+            queue_checklist(self._store, self._followups, self._settings, ticket)
         self.notify(ticket.id)
 
     def expire_overdue(self) -> None:

@@ -14,8 +14,6 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
-from github.Requester import Requester
-
 from ticketing.clock import Clock, Sleep, utc_now
 from ticketing.errors import GitHubError
 from ticketing.github.app_auth import ClockedAppAuth, GitHubApp
@@ -23,6 +21,7 @@ from ticketing.github.as_editor import editor_comment
 from ticketing.github.comment_poll import fetch_comment_page
 from ticketing.github.failures import APP_INSTALLATION_VARIABLE
 from ticketing.github.interface import CommentPage, IssueRef, PostedComment
+from ticketing.github.sub_issue_calls import SubIssueCalls
 from ticketing.github.throttle import WriteThrottle
 from ticketing.github.turns import Turn
 from ticketing.github.worker import GitHubWorker
@@ -36,7 +35,7 @@ GITHUB_API_URL = "https://api.github.com"
 REACTION_BUDGET_SHARE = 0.5
 
 
-class GitHubClient:
+class GitHubClient(SubIssueCalls):
     """Async facade over PyGithub for one repository, running every call on one thread."""
 
     def __init__(
@@ -94,14 +93,6 @@ class GitHubClient:
     def last_failure(self) -> GitHubError | None:
         """Return the failure of the last call (None once a call succeeds), for readiness."""
         return self._worker.last_failure
-
-    @property
-    def _repo(self) -> Any:
-        return self._worker.repo
-
-    @property
-    def _requester(self) -> Requester:
-        return self._worker.requester
 
     async def app_bot_login(self) -> str:
         """Return the App's bot login, ``<slug>[bot]``, from the repository's installation.

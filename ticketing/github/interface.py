@@ -104,6 +104,14 @@ class GitHubWrites(Protocol):
         """Start a workflow (file name or id) of another repository: ``workflow_dispatch``."""
         ...
 
+    async def link_sub_issue(self, parent: int, child: int) -> bool:
+        """Link issue ``child`` under issue ``parent`` (once); False if it already was."""
+        ...
+
+    async def replace_issue_section(self, number: int, section: str) -> bool:
+        """Put the children's checklist ``section`` in an issue's body; False if unchanged."""
+        ...
+
 
 class GitHubIssues(GitHubWrites, Protocol):
     """Everything the desk asks of GitHub; it hands the same object to its write queue."""

@@ -29,6 +29,10 @@ class WriteKind(StrEnum):
     LOCK = "lock"
     REACT = "react"
     REOPEN = "reopen"
+    # Runs as trees (ticketing.tree): a child issue linked under its parent, and the root's
+    # checklist of its children rewritten in its body.
+    LINK_SUB_ISSUE = "link_sub_issue"
+    TASK_LIST = "task_list"
     # Start an editor's personal agent: a workflow_dispatch on another repository (its fork).
     DISPATCH = "dispatch"
 
@@ -97,9 +101,11 @@ def guard_failure(store: TicketStore, guard: Any) -> str | None:
         return f"ticket {ticket_id} does not exist"
     if ticket.state.value not in guard["states"]:
         return f"ticket {ticket_id} is {ticket.state.value}, not {'/'.join(guard['states'])}"
-    if guard.get("newest_step") and ticket.thread_id is not None:
+    # A child issue holds one step only: later steps are on other issues.
+    if guard.get("newest_step") and ticket.thread_id is not None and not ticket.own_issue:
         newest = store.newest_in_thread(ticket.thread_id)
-        if newest is not None and newest.id != ticket.id:
+        # A newer step on a child issue of its own leaves this issue's state to this step.
+        if newest is not None and newest.id != ticket.id and not newest.own_issue:
             return f"ticket {ticket_id} is step {ticket.step}; step {newest.step} came since"
     return None
 
@@ -134,6 +140,10 @@ async def perform_write(
             await github.dispatch_workflow(
                 str(data["repository"]), str(data["workflow"]), ref=str(data["ref"]), inputs=inputs
             )
+        elif write.kind == WriteKind.LINK_SUB_ISSUE:
+            await github.link_sub_issue(number, int(data["child"]))
+        elif write.kind == WriteKind.TASK_LIST:
+            await github.replace_issue_section(number, str(data["section"]))
         else:
             raise Unsendable(f"unknown write kind {write.kind!r} (from a newer ticketproxy?)")
     except (ValueError, KeyError, TypeError) as exc:

@@ -231,13 +231,10 @@ class WriteQueue:
         self._wake.set()
         return True
 
-    def drop_unsent_labels(self, number: int, reason: str) -> int:
-        """Drop the label writes on issue ``number`` not yet tried: a later write sets them."""
+    def drop_unsent(self, kind: WriteKind, number: int, failure: str) -> int:
+        """Drop the unsent writes of ``kind`` on issue ``number``: a later one replaces them."""
         return self._store.drop_unsent_writes(
-            WriteKind.SET_LABELS,
-            issue_number=number,
-            now=self._clock(),
-            failure=f"cancelled: {reason}",
+            kind, issue_number=number, now=self._clock(), failure=failure
         )
 
     def cancel(self, write_id: int, reason: str) -> None:

@@ -102,11 +102,14 @@ def render_ticket(
     repo: str,
     notes: Sequence[str] = (),
     answer_page: str | None = None,
+    context: str = "",
 ) -> RenderedTicket:
     """Render a request as an issue a human can answer, within GitHub's body limit.
 
     ``notes`` are ticketproxy's own remarks (such as what it redacted), shown under the
-    header; ``answer_page`` is the address of the answer page the how-to links to.
+    header; ``answer_page`` is the address of the answer page the how-to links to;
+    ``context`` is markdown ticketproxy rendered (a long run's trimmed context) shown
+    after the notes.
     """
     marker = request_marker(request.key)
     _check_times_and_repo(created, deadline, repo)
@@ -119,6 +122,8 @@ def render_ticket(
     )
     for note in notes:
         top += f"\n> **Note:** {escape_inline(note, limit=1000)}\n"
+    if context:
+        top += f"\n{context}"
     tools = offers_tools(request)
     bottom = render_how_to(repo, format_utc(deadline), answer_page, tools=tools) + "\n" + marker
     sections = layout(request.messages, focus)

@@ -35,7 +35,7 @@ from ticketing.store.model import (
     ThreadStart,
     Ticket,
 )
-from ticketing.store.task_records import Page, StepEnding, StoredArtifact, StoredStep, StoredTask
+from ticketing.store.task_records import TaskStore
 from ticketing.store.tool_tasks import ToolTaskStore
 
 
@@ -61,8 +61,12 @@ class TicketThreadStore(Protocol):
         request: str | None = None,
         client: str | None = None,
         thread: ThreadStart | None = None,
+        children_after: int | None = None,
     ) -> Ticket:
-        """Insert a ticket in state ``creating`` (the next step of ``thread``) and return it."""
+        """Insert a ticket in state ``creating`` (the next step of ``thread``) and return it.
+
+        A step past ``children_after`` steps is marked ``own_issue`` (see ticketing.tree).
+        """
         ...
 
     def set_issue(self, ticket_id: int, *, number: int, url: str, now: datetime) -> Ticket:
@@ -115,6 +119,14 @@ class TicketThreadStore(Protocol):
 
     def newest_in_thread(self, thread_id: int) -> Ticket | None:
         """Return the newest step of an agent run."""
+        ...
+
+    def ticket_at_step(self, thread_id: int, step: int) -> Ticket | None:
+        """Return step ``step`` of an agent run, if it exists."""
+        ...
+
+    def own_issue_steps(self, thread_id: int, first: int, last: int) -> list[Ticket]:
+        """Return the steps ``first`` to ``last`` of a run that have issues of their own."""
         ...
 
     def latest_thread_of_client(self, client: str) -> int | None:
@@ -300,73 +312,6 @@ class ResponseStore(Protocol):
 
     def delete_response(self, response_id: str, *, now: datetime) -> bool:
         """Forget a response's echo and items; return False if it was not there to delete."""
-        ...
-
-
-class TaskStore(Protocol):
-    """Agent tasks, their steps and files (see :mod:`ticketing.store.task_records`)."""
-
-    def create_task(self, task: StoredTask) -> None:
-        """Store a new task."""
-        ...
-
-    def get_task(self, client: str, task_id: str) -> StoredTask | None:
-        """Return this client's task with this id, or None (also for another client's)."""
-        ...
-
-    def list_tasks(self, client: str, page: Page) -> tuple[list[StoredTask], int]:
-        """Return one page of this client's tasks, oldest first, and how many it has."""
-        ...
-
-    def open_step(self, step: StoredStep) -> StoredStep | None:
-        """Store the task's next step; return its unfinished one instead, None if it ended."""
-        ...
-
-    def start_step(self, step_id: str, *, ticket_id: int) -> StoredStep:
-        """Record the ticket that carries a step: it is running."""
-        ...
-
-    def complete_step(
-        self,
-        step_id: str,
-        *,
-        output: str,
-        is_last: bool,
-        ending: StepEnding,
-        ended_at: datetime,
-        files: Sequence[tuple[StoredArtifact, bytes]] = (),
-    ) -> bool:
-        """Record how a step ended, its output and its answer's files, once; False if done."""
-        ...
-
-    def cancel_task(self, task_id: str, *, now: datetime) -> bool:
-        """Record that the task's client canceled it, once; False if it already was."""
-        ...
-
-    def get_step(self, task_id: str, step_id: str) -> StoredStep | None:
-        """Return the task's step with this id, or None."""
-        ...
-
-    def list_steps(self, task_id: str, page: Page) -> tuple[list[StoredStep], int]:
-        """Return one page of the task's steps, in order, and how many it has."""
-        ...
-
-    def add_artifact(self, artifact: StoredArtifact, content: bytes) -> None:
-        """Store a file of a task with its bytes."""
-        ...
-
-    def list_artifacts(
-        self, task_id: str, page: Page | None = None, *, step_id: str | None = None
-    ) -> tuple[list[StoredArtifact], int]:
-        """Return a page of the task's files (or a step's), oldest first, and their count."""
-        ...
-
-    def get_artifact(self, task_id: str, artifact_id: str) -> StoredArtifact | None:
-        """Return the task's file with this id, without its bytes, or None."""
-        ...
-
-    def artifact_content(self, task_id: str, artifact_id: str) -> bytes | None:
-        """Return the bytes of the task's file with this id, or None."""
         ...
 
 

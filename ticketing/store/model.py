@@ -60,6 +60,9 @@ class Ticket:
     step: int = 1
     thread_id: int | None = None
     parent_id: int | None = None
+    # A later step opened as an issue of its own, a sub-issue in its run's tree (see
+    # ticketing.tree): its reference is that issue's, as for a step 1.
+    own_issue: bool = False
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -193,6 +193,11 @@ _MIGRATIONS: dict[int, str] = {
     # SQLite's 12: the editor an agent's answer under review is signed for.
     3: """
     ALTER TABLE candidates ADD COLUMN on_behalf_of TEXT;
+    """,
+    # SQLite's 13: runs as trees, a later step opened as a child issue of its own.
+    4: """
+    ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
     """,
 }
 

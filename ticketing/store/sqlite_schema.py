@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -225,6 +225,11 @@ _MIGRATIONS: dict[int, str] = {
     # approve it (a self-approval by proxy).
     12: """
     ALTER TABLE candidates ADD COLUMN on_behalf_of TEXT;
+    """,
+    # Runs as trees: a later step opened as a child issue of its own (ticketing.tree).
+    13: """
+    ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
+    CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
     """,
 }
 

@@ -19,12 +19,18 @@ from ticketing.store.model import (
     record_from_row,
 )
 from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
+from ticketing.tree import child_slot
 
 
 def ticket_from_row(row: Row) -> Ticket:
     """Build a ticket from a row of the tickets table."""
     return record_from_row(
-        Ticket, row, state=TicketState, created_at=from_timestamp, deadline=from_timestamp
+        Ticket,
+        row,
+        state=TicketState,
+        created_at=from_timestamp,
+        deadline=from_timestamp,
+        own_issue=bool,
     )
 
 
@@ -53,12 +59,14 @@ class SQLiteTickets(SQLDatabase):
         request: str | None = None,
         client: str | None = None,
         thread: ThreadStart | None = None,
+        children_after: int | None = None,
     ) -> Ticket:
         """Insert a ticket in state ``creating`` and return it.
 
         With ``thread`` the ticket is the next step of that agent run, unless the run
         already has a step waiting (one pending step per issue keeps every signed comment's
-        ticket unambiguous): then, as without ``thread``, it starts a run of its own.
+        ticket unambiguous): then, as without ``thread``, it starts a run of its own. A step
+        past ``children_after`` steps is marked to open as a child issue of its own.
         """
         with self._transaction() as db:
             step = 1
@@ -75,10 +83,11 @@ class SQLiteTickets(SQLDatabase):
                     ).fetchone()
                     step = int(row[0] or 0) + 1
                     thread_id, parent_id = thread.thread_id, thread.parent_id
+            own_issue = child_slot(step, children_after) is not None
             inserted = db.execute(
                 "INSERT INTO tickets (request_key, request_id, state, created_at, deadline,"
-                " updated_at, request, client, step, thread_id, parent_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " updated_at, request, client, step, thread_id, parent_id, own_issue)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     request_key,
                     request_id,
@@ -91,6 +100,7 @@ class SQLiteTickets(SQLDatabase):
                     step,
                     thread_id,
                     parent_id,
+                    int(own_issue),
                 ),
             )
             ticket_id = int(inserted.fetchone()[0])
@@ -201,6 +211,23 @@ class SQLiteTickets(SQLDatabase):
             "SELECT thread_id FROM thread_names WHERE name_key = ?", (name_key,)
         )
         return None if thread_id is None else int(thread_id)
+
+    def ticket_at_step(self, thread_id: int, step: int) -> Ticket | None:
+        """Return step ``step`` of an agent run, if it exists."""
+        row = self._db.execute(
+            "SELECT * FROM tickets WHERE thread_id = ? AND step = ? ORDER BY id LIMIT 1",
+            (thread_id, step),
+        ).fetchone()
+        return None if row is None else ticket_from_row(row)
+
+    def own_issue_steps(self, thread_id: int, first: int, last: int) -> list[Ticket]:
+        """Return the steps ``first`` to ``last`` of a run that have issues of their own."""
+        rows = self._db.execute(
+            "SELECT * FROM tickets WHERE thread_id = ? AND own_issue = 1 AND step BETWEEN ? AND ?"
+            " AND issue_number IS NOT NULL ORDER BY step",
+            (thread_id, first, last),
+        ).fetchall()
+        return [ticket_from_row(row) for row in rows]
 
     def newest_in_thread(self, thread_id: int) -> Ticket | None:
         """Return the newest step of an agent run."""

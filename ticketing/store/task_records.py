@@ -1,4 +1,4 @@
-"""The records of agent tasks (Agent Protocol, A2A): tasks, their steps, and their files.
+"""Agent tasks (Agent Protocol, A2A): their records (tasks, steps, files) and their store.
 
 Kept apart from :mod:`ticketing.store.model` because they are a front's state, not the
 ticket life cycle's: a step points at the ticket that carries it, and nothing in the desk
@@ -7,9 +7,11 @@ reads them. Ids are strings chosen by the caller (UUIDs), stable across restarts
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
+from typing import Protocol
 
 
 class StepStatus(StrEnum):
@@ -88,3 +90,70 @@ class Page:
     def offset(self) -> int:
         """Return how many items come before this page."""
         return (self.number - 1) * self.size
+
+
+class TaskStore(Protocol):
+    """Agent tasks, their steps and files, each task private to its client key."""
+
+    def create_task(self, task: StoredTask) -> None:
+        """Store a new task."""
+        ...
+
+    def get_task(self, client: str, task_id: str) -> StoredTask | None:
+        """Return this client's task with this id, or None (also for another client's)."""
+        ...
+
+    def list_tasks(self, client: str, page: Page) -> tuple[list[StoredTask], int]:
+        """Return one page of this client's tasks, oldest first, and how many it has."""
+        ...
+
+    def open_step(self, step: StoredStep) -> StoredStep | None:
+        """Store the task's next step; return its unfinished one instead, None if it ended."""
+        ...
+
+    def start_step(self, step_id: str, *, ticket_id: int) -> StoredStep:
+        """Record the ticket that carries a step: it is running."""
+        ...
+
+    def complete_step(
+        self,
+        step_id: str,
+        *,
+        output: str,
+        is_last: bool,
+        ending: StepEnding,
+        ended_at: datetime,
+        files: Sequence[tuple[StoredArtifact, bytes]] = (),
+    ) -> bool:
+        """Record how a step ended, its output and its answer's files, once; False if done."""
+        ...
+
+    def cancel_task(self, task_id: str, *, now: datetime) -> bool:
+        """Record that the task's client canceled it, once; False if it already was."""
+        ...
+
+    def get_step(self, task_id: str, step_id: str) -> StoredStep | None:
+        """Return the task's step with this id, or None."""
+        ...
+
+    def list_steps(self, task_id: str, page: Page) -> tuple[list[StoredStep], int]:
+        """Return one page of the task's steps, in order, and how many it has."""
+        ...
+
+    def add_artifact(self, artifact: StoredArtifact, content: bytes) -> None:
+        """Store a file of a task with its bytes."""
+        ...
+
+    def list_artifacts(
+        self, task_id: str, page: Page | None = None, *, step_id: str | None = None
+    ) -> tuple[list[StoredArtifact], int]:
+        """Return a page of the task's files (or a step's), oldest first, and their count."""
+        ...
+
+    def get_artifact(self, task_id: str, artifact_id: str) -> StoredArtifact | None:
+        """Return the task's file with this id, without its bytes, or None."""
+        ...
+
+    def artifact_content(self, task_id: str, artifact_id: str) -> bytes | None:
+        """Return the bytes of the task's file with this id, or None."""
+        ...

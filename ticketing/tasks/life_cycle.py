@@ -34,7 +34,6 @@ from ticketing.desk import Desk, Outcome
 from ticketing.errors import TicketingError
 from ticketing.release.artifacts import path_problem, read_artifacts
 from ticketing.render.replies import render_expired_completion
-from ticketing.store.interface import TaskStore
 from ticketing.store.model import Ticket
 from ticketing.store.task_records import (
     Page,
@@ -43,6 +42,7 @@ from ticketing.store.task_records import (
     StoredArtifact,
     StoredStep,
     StoredTask,
+    TaskStore,
 )
 from ticketing.tasks.conversation import ArtifactLink, step_request
 

@@ -11,9 +11,13 @@ from typing import Any
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
 SPEC_PATH = Path(__file__).with_name("issues-subset.json")
-# Operations copied from the same @octokit/openapi release into a subset of this repository's
-# own (workflow and repository dispatches): merged into the one document the checks read.
-EXTRA_SPEC_PATHS = (Path(__file__).with_name("actions-subset.json"),)
+# Operations copied from the same @octokit/openapi release into subsets of this repository's
+# own (see README.md): workflow and repository dispatches, and the sub-issue operations. The
+# shared subset does not hold them, so they are loaded beside it and merged in.
+EXTRA_SPEC_PATHS = (
+    Path(__file__).with_name("actions-subset.json"),
+    Path(__file__).with_name("sub-issues-subset.json"),
+)
 
 
 def _allow_null_in_nullable_enums(node: Any) -> None:
@@ -32,12 +36,12 @@ def _allow_null_in_nullable_enums(node: Any) -> None:
 
 @cache
 def spec() -> dict[str, Any]:
-    """Return the OpenAPI document, with the nullable-enum quirk fixed."""
+    """Return the OpenAPI document (with the extra subsets), the nullable-enum quirk fixed."""
     document = json.loads(SPEC_PATH.read_text(encoding="utf-8"))
     for extra_path in EXTRA_SPEC_PATHS:
         extra = json.loads(extra_path.read_text(encoding="utf-8"))
         document["paths"].update(extra["paths"])
-        for kind, entries in extra["components"].items():
+        for kind, entries in extra.get("components", {}).items():
             for name, entry in entries.items():
                 document["components"].setdefault(kind, {}).setdefault(name, entry)
     _allow_null_in_nullable_enums(document)

@@ -74,7 +74,7 @@ def test_record_from_row_matches_columns_by_name_and_converts_the_named_fields()
     row = db.execute(
         "SELECT 'ignored' AS request, 7 AS parent_id, 9 AS thread_id, 2 AS step,"
         " ? AS deadline, ? AS created_at, NULL AS issue_url, NULL AS issue_number,"
-        " 'open' AS state, 'req_1' AS request_id, 'k' AS request_key, 3 AS id",
+        " 'open' AS state, 'req_1' AS request_id, 'k' AS request_key, 3 AS id, 0 AS own_issue",
         (NOW.timestamp() + 60, NOW.timestamp()),
     ).fetchone()
     db.close()
