@@ -167,12 +167,13 @@ async def open_ticket(page: Any, number: int = 1) -> None:
 
 
 async def sign_and_post(page: Any, button: str) -> None:
-    """Click a signing button (sign, approve, reject …), wait for the signature, then post."""
+    """Click a signing button; "Sign only" is then posted, approve and reject post at once."""
     await page.click(button)
     await playwright_api.expect(page.locator("#signed")).to_have_value(
         re.compile("ticketproxy-signature")
     )
-    await page.click("#post")
+    if button == "#sign":
+        await page.click("#post")
     await page.locator("#status", has_text="Posted").wait_for()
 
 
@@ -366,6 +367,7 @@ async def test_img_onerror_in_prompt_runs_no_script_on_the_issue_page_or_the_des
                 await page.goto(url)
                 if opened is None:
                     await page.click("li[data-number='1']")
+                    await page.click("#ticket-full summary")
                     await page.locator("#ticket-body table").wait_for()
                 body = "#ticket-body" if opened is None else ".markdown-body"
                 seen.append(
