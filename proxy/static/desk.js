@@ -290,6 +290,8 @@ function onKey(event) {
     return;
   }
   const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName);
+  // Escape leaves a field, so j and k move through the list again.
+  if (typing && event.key === "Escape") event.target.blur();
   if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
   if (event.key === "j") moveInList(1);
   else if (event.key === "k") moveInList(-1);
