@@ -12,7 +12,11 @@ here=$(pwd)
 cd "$work"
 npm pack --silent "markdown-it@$MARKDOWN_IT" "dompurify@$DOMPURIFY" $BUNDLED >/dev/null
 for archive in *.tgz; do mkdir "${archive%.tgz}"; tar xzf "$archive" -C "${archive%.tgz}"; done
-cp "markdown-it-$MARKDOWN_IT/package/dist/browser/markdown-it.umd.min.js" "$here/markdown-it.min.js"
+# The minified bundle has no banner: say what it is at its top.
+{
+  echo "/*! markdown-it $MARKDOWN_IT https://github.com/markdown-it/markdown-it @license MIT (LICENSE.markdown-it) */"
+  cat "markdown-it-$MARKDOWN_IT/package/dist/browser/markdown-it.umd.min.js"
+} >"$here/markdown-it.min.js"
 cp "markdown-it-$MARKDOWN_IT/package/LICENSE" "$here/LICENSE.markdown-it"
 cp "dompurify-$DOMPURIFY/package/dist/purify.min.js" "$here/purify.min.js"
 cp "dompurify-$DOMPURIFY/package/LICENSE" "$here/LICENSE.dompurify"
