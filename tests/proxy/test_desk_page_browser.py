@@ -14,6 +14,10 @@ from typing import Any
 
 from aiohttp import web
 
+from auth.jwk import ES256
+from auth.keyring import add_key_to_keyring
+from auth.keys import generate_signing_key, public_jwk
+from auth.roles import Role
 from tests.helpers.desk_browser import (
     browser_page,
     desk_page,
@@ -239,3 +243,41 @@ async def test_script_handlers_javascript_links_and_remote_images_in_a_prompt_st
         assert shown in seen["text"]
     assert fetched == []
     assert dialogs == []
+
+
+async def test_p256_key_file_from_keygen_signs_an_answer_the_desk_accepts(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """A P-256 (ES256) key file, as ``keygen --alg ES256`` writes, imports and signs."""
+    key = generate_signing_key(login="alice", alg=ES256)
+    alice = next(user for user in desk_stack.config.users if user.login == "alice")
+    add_key_to_keyring(desk_stack.settings.keyring_path, key, roles=[Role.EDITOR], user_id=alice.id)
+    desk_stack.keys["alice"] = key
+    pending = asyncio.create_task(
+        desk_stack.openai().chat.completions.create(
+            model="gpt-4o", messages=[{"role": "user", "content": "Say yes."}]
+        )
+    )
+    await desk_stack.wait_for_issue(1)
+    async with desk_page(desk_stack, "alice", tmp_path, key_name="{login}.key") as page:
+        await expect(page.locator("#key-info")).to_contain_text("ES256")
+        await open_ticket(page)
+        await page.fill("#answer", "Yes, signed with P-256.")
+        await page.click("#sign-post")
+        await page.locator("#status", has_text="Posted").wait_for()
+    completion = await asyncio.wait_for(pending, 10)
+    assert completion.choices[0].message.content == "Yes, signed with P-256."
+
+
+async def test_public_key_file_is_refused_by_the_key_picker(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """A public JWK (no ``d``) given as the key file is refused, and no key is kept."""
+    public = tmp_path / "alice.pub.key"
+    key = desk_stack.keys["alice"]
+    public.write_text(json.dumps({**public_jwk(key), "login": "alice"}))
+    async with browser_page() as page:
+        await page.goto(desk_url(desk_stack))
+        await page.set_input_files("#key-file", str(public))
+        await expect(page.locator("#status.error")).to_contain_text("holds a public key")
+        await expect(page.locator("#key-info")).to_have_text("No key imported.")
