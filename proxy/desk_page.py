@@ -4,8 +4,10 @@ The list also holds the tickets that expired in the last hour, shown read-only. 
 with a posted draft (:mod:`proxy.drafts`) carries its exact text, so an editor can sign it
 unchanged in one click, or edit it first; either way it is an ordinary signed answer.
 
-The page is static (``proxy/static/``); it reads tickets from the desk API
-(:mod:`proxy.desk_api`, ``/desk/api/v1``) and posts signed comments through it. Private keys
+The page is static (``proxy/static/``: ``desk.html`` and the scripts in ``SCRIPTS``, among
+them the vendored markdown renderer and sanitiser of ``static/vendor/``); it reads tickets from
+the desk API (:mod:`proxy.desk_api`, ``/desk/api/v1``), follows its event stream, and posts
+signed comments through it. Private keys
 never reach the server: the browser imports the editor's key file into WebCrypto as a
 non-extractable key and signs there. The unversioned ``/desk/api/*`` reads below are kept,
 unchanged, for scripts written against them; nothing here uses them any more.
