@@ -42,7 +42,9 @@ function fieldControl(name, schema) {
   if (Array.isArray(schema.enum)) {
     control = document.createElement("select");
     control.append(new Option("(not given)", ""));
-    schema.enum.forEach((value, index) => control.append(new Option(JSON.stringify(value), String(index))));
+    schema.enum.forEach((value, index) => {
+      control.append(new Option(typeof value === "string" ? value : JSON.stringify(value), String(index)));
+    });
   } else if (type === "boolean") {
     control = document.createElement("select");
     for (const [label, value] of [["(not given)", ""], ["true", "true"], ["false", "false"]]) {
@@ -125,13 +127,15 @@ function buildToolForm(container, tools, template, changed) {
     });
   }
 
+  // Problems are shown beside the fields once signing was tried, not while the form is new.
+  let tried = false;
   function read() {
     const args = {};
     const errors = [];
     for (const field of controls) {
       const { value, error } = readField(field.control, field.schema);
       const problem = error || (value === undefined && field.required ? "is required" : "");
-      field.label.querySelector(".field-error").textContent = problem ? ` ${problem}` : "";
+      field.label.querySelector(".field-error").textContent = problem && tried ? ` ${problem}` : "";
       if (problem) errors.push(`${field.name} ${problem}`);
       else if (value !== undefined) args[field.name] = value;
     }
@@ -144,7 +148,8 @@ function buildToolForm(container, tools, template, changed) {
   showTool();
   return {
     // The answer the form makes now, and what stops it from being signed.
-    answer() {
+    answer({ signing = false } = {}) {
+      tried = tried || signing;
       const { args, errors } = read();
       return { text: [text.value.trim(), toolCallBlock(picker.value, args)].filter(Boolean).join("\n\n"), errors };
     },

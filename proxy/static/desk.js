@@ -179,7 +179,7 @@ function syncForm() {
 
 function answerText() {
   if (state.form && $("form-mode").checked) {
-    const { text, errors } = state.form.answer();
+    const { text, errors } = state.form.answer({ signing: true });
     if (errors.length) throw new Error(`fix the form first: ${errors.join("; ")}`);
     $("answer").value = text;
     return text;

@@ -27,6 +27,9 @@ from tests.helpers.desk_browser import (
 from tests.helpers.desk_page import desk_url
 from tests.helpers.review_flow import DANGEROUS, SHELL
 from tests.helpers.stack import REPO, Stack
+from ticketing.render.schema_skeleton import schema_skeleton
+from ticketing.render.templates import answer_template
+from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 from ticketing.store.model import TicketState
 
 playwright_api = require_chromium()
@@ -91,7 +94,7 @@ async def test_tool_call_form_signed_and_posted_in_one_key_press_is_delivered_li
         await expect(page.locator("#earlier")).not_to_have_attribute("open", "")
         await expect(page.locator("#earlier-count")).to_have_text("3 messages")
         await page.fill("[data-field='title']", "Release plan: freeze on Monday")
-        await page.select_option("[data-field='priority']", label='"high"')
+        await page.select_option("[data-field='priority']", label="high")
         await page.fill("[data-field='copies']", "2")
         await page.select_option("[data-field='pinned']", "false")
         if os.environ.get("TICKETPROXY_SCREENSHOT") == "1":
@@ -122,7 +125,7 @@ async def test_form_missing_a_required_argument_is_refused_before_signing(
     try:
         async with desk_page(desk_stack, "alice", tmp_path) as page:
             await open_ticket(page)
-            await page.select_option("[data-field='priority']", label='"low"')
+            await page.select_option("[data-field='priority']", label="low")
             await page.fill("[data-field='copies']", "1.5")
             await page.click("#sign-post")
             status = page.locator("#status.error")
@@ -130,6 +133,7 @@ async def test_form_missing_a_required_argument_is_refused_before_signing(
             await expect(status).to_contain_text("title is required")
             await expect(status).to_contain_text("copies must be a whole number")
             await expect(page.locator("#signed")).to_have_value("")
+            await expect(page.locator(".field-error").last).to_have_text(" is required")
             # Free text stays possible: the same ticket answered in words instead.
             await page.uncheck("#form-mode")
             await page.fill("#answer", "No note needed: the plan is already in the wiki.")
@@ -281,3 +285,47 @@ async def test_public_key_file_is_refused_by_the_key_picker(
         await page.set_input_files("#key-file", str(public))
         await expect(page.locator("#status.error")).to_contain_text("holds a public key")
         await expect(page.locator("#key-info")).to_have_text("No key imported.")
+
+
+async def test_form_writes_the_tool_call_block_byte_for_byte_as_the_answer_template(
+    desk_stack: Stack,
+) -> None:
+    """Given the template's own arguments, the form's text is the answer template exactly,
+    even with backticks and non-ASCII in the values and a content part before the block."""
+    tool = ToolSpec(
+        name="query",
+        parameters={
+            "type": "object",
+            "properties": {
+                "sql": {"type": "string", "enum": ["```sql```", "ü"]},
+                "limit": {"type": "integer"},
+                "place": {"type": "string", "const": "Zürich"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+            },
+            "required": ["sql"],
+        },
+    )
+    schema = {"type": "object", "properties": {"why": {"type": "string"}}}
+    requests = [
+        ChatRequest(model="m", messages=(Message(role="user", content="hi"),), tools=(tool,)),
+        ChatRequest(
+            model="m",
+            messages=(Message(role="user", content="hi"),),
+            tools=(tool,),
+            response_format=ResponseFormat(type="json_schema", name="why", schema=schema),
+        ),
+    ]
+    async with browser_page() as page:
+        await page.goto(desk_url(desk_stack))
+        for request in requests:
+            template = answer_template(request)
+            assert template is not None
+            made = await page.evaluate(
+                """([template, name, args]) => {
+                  const call = templateCall(template);
+                  const text = [call.text, toolCallBlock(name, args)].filter(Boolean);
+                  return { tool: call.tool, text: text.join("\\n\\n") };
+                }""",
+                [template, tool.name, schema_skeleton(tool.parameters)],
+            )
+            assert made == {"tool": "query", "text": template}
