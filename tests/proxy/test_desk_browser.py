@@ -92,6 +92,10 @@ async def test_answer_signed_in_the_browser_reaches_the_openai_client(
             await page.fill("#gh-token", desk_stack.token("alice"))
             await page.click("#post")
             await page.locator("#status", has_text="Posted").wait_for()
+            # Live: the list shows the answer delivered once the agent has it, no reload.
+            await playwright_api.expect(page.locator("li[data-number='1']")).to_contain_text(
+                "delivered"
+            )
             await page.evaluate("document.querySelector('main').scrollTo(0, 0)")
             shot = (
                 README_SCREENSHOT
