@@ -4,8 +4,10 @@ The list also holds the tickets that expired in the last hour, shown read-only. 
 with a posted draft (:mod:`proxy.drafts`) carries its exact text, so an editor can sign it
 unchanged in one click, or edit it first; either way it is an ordinary signed answer.
 
-The page is static (``proxy/static/``); it reads tickets from the desk API
-(:mod:`proxy.desk_api`, ``/desk/api/v1``) and posts signed comments through it. Private keys
+The page is static (``proxy/static/``: ``desk.html`` and the scripts in ``SCRIPTS``, among
+them the vendored markdown renderer and sanitiser of ``static/vendor/``); it reads tickets from
+the desk API (:mod:`proxy.desk_api`, ``/desk/api/v1``), follows its event stream, and posts
+signed comments through it. Private keys
 never reach the server: the browser imports the editor's key file into WebCrypto as a
 non-extractable key and signs there. The unversioned ``/desk/api/*`` reads below are kept,
 unchanged, for scripts written against them; nothing here uses them any more.
@@ -86,7 +88,8 @@ def install_desk_page(
     app.router.add_get("/desk", _redirect_to_page)
     # The page and its script hold no ticket data and no secret; only the API is guarded.
     app.router.add_get("/desk/", _page)
-    app.router.add_get("/desk/desk.js", _script)
+    app.router.add_get("/desk/{name:[a-z-]+\\.js}", _script)
+    app.router.add_get("/desk/vendor/{name:[a-z.-]+\\.js}", _script)
     app.router.add_get("/desk/api/config", _guarded(_config))
     app.router.add_get("/desk/api/tickets", _guarded(_tickets))
     app.router.add_get("/desk/api/tickets/{number:[0-9]+}", _guarded(_ticket))
@@ -143,7 +146,7 @@ _NO_STORE = {"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"}
 @functools.cache
 def _static(name: str) -> str:
     # Packaged files that do not change while the process runs: read once.
-    return resources.files("proxy").joinpath("static", name).read_text(encoding="utf-8")
+    return resources.files("proxy").joinpath("static", *name.split("/")).read_text(encoding="utf-8")
 
 
 async def _redirect_to_page(request: web.Request) -> web.StreamResponse:
@@ -165,9 +168,29 @@ async def _page(request: web.Request) -> web.StreamResponse:
     )
 
 
+# The page's scripts, its own and the vendored renderer and sanitiser (static/vendor/README.md):
+# a fixed list, so no request names any other file.
+SCRIPTS = frozenset(
+    {
+        "desk.js",
+        "desk-sign.js",
+        "desk-render.js",
+        "desk-form.js",
+        "desk-live.js",
+        "vendor/markdown-it.min.js",
+        "vendor/purify.min.js",
+    }
+)
+
+
 async def _script(request: web.Request) -> web.StreamResponse:
+    name = request.match_info["name"]
+    if request.path.startswith("/desk/vendor/"):
+        name = f"vendor/{name}"
+    if name not in SCRIPTS:
+        raise web.HTTPNotFound()
     return web.Response(
-        text=_static("desk.js"), content_type="application/javascript", headers=_NO_STORE
+        text=_static(name), content_type="application/javascript", headers=_NO_STORE
     )
 
 

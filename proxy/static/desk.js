@@ -1,115 +1,31 @@
-// The ticketproxy desk: sign answers in the browser with a non-extractable Ed25519 key.
-// The signed comment is exactly what auth/sign.py makes (see auth/comment.py for the format).
+// The ticketproxy desk: read tickets, answer through a form or free text, sign in the
+// browser (desk-sign.js) and post through the desk API v1 (docs/desk-api.md) only.
 "use strict";
 
-const TRAILER_PREFIX = "<!-- ticketproxy-signature: ";
-const TRAILER_SUFFIX = " -->";
-const TTL_SECONDS = 3600;
-// Python's str.strip() whitespace, so the browser signs the same text the server hashes.
-const PY_SPACE = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
-const STRIP_RE = new RegExp(`^[${PY_SPACE}]+|[${PY_SPACE}]+$`, "g");
-
 const $ = (id) => document.getElementById(id);
-const state = { deskToken: null, config: null, ticket: null, signer: null };
-
-function normaliseText(text) {
-  return text.replace(/\r\n/g, "\n").replace(/\r/g, "\n").replace(STRIP_RE, "");
-}
-
-function base64url(bytes) {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-function base64urlJson(value) {
-  return base64url(new TextEncoder().encode(JSON.stringify(value)));
-}
-
-async function textDigest(text) {
-  const data = new TextEncoder().encode(normaliseText(text));
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
-  return Array.from(hash, (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function randomJti() {
-  return base64url(crypto.getRandomValues(new Uint8Array(16)));
-}
-
-// Return the comment body carrying `text` signed for `ticket` (owner/repo#N).
-async function signComment(text, { ticket, signer, act = "answer", judgedDigest = null }) {
-  const digest = act === "answer" ? await textDigest(text) : judgedDigest;
-  if (!/^[0-9a-f]{64}$/.test(digest || "")) throw new Error("no digest to sign");
-  const iat = Math.floor(Date.now() / 1000);
-  const header = { alg: "EdDSA", kid: signer.kid, typ: "JWT" };
-  const claims = {
-    sub: signer.login, aud: ticket, act, sha256: digest,
-    iat, exp: iat + TTL_SECONDS, jti: randomJti(),
-  };
-  const signingInput = `${base64urlJson(header)}.${base64urlJson(claims)}`;
-  const signature = await crypto.subtle.sign(
-    { name: "Ed25519" }, signer.key, new TextEncoder().encode(signingInput));
-  const token = `${signingInput}.${base64url(new Uint8Array(signature))}`;
-  const trailer = `${TRAILER_PREFIX}${token}${TRAILER_SUFFIX}`;
-  const normalised = normaliseText(text);
-  return normalised ? `${normalised}\n\n${trailer}` : trailer;
-}
-
-// --- the key, kept in IndexedDB as a non-extractable CryptoKey ---------------------------
-
-function openDb() {
-  return new Promise((resolve, reject) => {
-    const request = indexedDB.open("ticketproxy-desk", 1);
-    request.onupgradeneeded = () => request.result.createObjectStore("keys");
-    request.onsuccess = () => resolve(request.result);
-    request.onerror = () => reject(request.error);
-  });
-}
-
-async function dbDo(mode, action) {
-  const db = await openDb();
-  return new Promise((resolve, reject) => {
-    const tx = db.transaction("keys", mode);
-    const request = action(tx.objectStore("keys"));
-    tx.oncomplete = () => { db.close(); resolve(request.result); };
-    tx.onerror = () => { db.close(); reject(tx.error); };
-  });
-}
-
-async function importKeyFile(file) {
-  const jwk = JSON.parse(await file.text());
-  if (jwk.kty !== "OKP" || jwk.crv !== "Ed25519" || !jwk.d || !jwk.x) {
-    throw new Error("the desk signs with Ed25519 key files (kty OKP, crv Ed25519) only");
-  }
-  if (!jwk.login || !jwk.kid) throw new Error("the key file has no login or kid");
-  // Only the key members: the rest (login, kid, alg) are ours, not WebCrypto's.
-  const key = await crypto.subtle.importKey(
-    "jwk", { kty: "OKP", crv: "Ed25519", x: jwk.x, d: jwk.d }, { name: "Ed25519" },
-    false /* non-extractable */, ["sign"]);
-  const signer = { key, login: jwk.login, kid: jwk.kid };
-  await dbDo("readwrite", (store) => store.put(signer, "signer"));
-  return signer;
-}
-
-function showSigner() {
-  $("key-info").textContent = state.signer
-    ? `Signing as ${state.signer.login} (kid ${state.signer.kid.slice(0, 12)}…)`
-    : "No key imported.";
-}
-
-// --- the proxy's desk API --------------------------------------------------------------
+const state = {
+  deskToken: null, ticket: null, signer: null, form: null,
+  // Tickets this page posted to, with the state the events last gave them, so a posted
+  // answer stays on the list until it is delivered.
+  posted: new Map(),
+};
+const STATE_NAMES = {
+  open: "awaiting answer", "needs-review": "needs review", answered: "answered",
+  delivered: "delivered", expired: "expired",
+};
 
 // The versioned desk API (docs/desk-api.md): every read, and the post of a signed comment.
+function deskHeaders() {
+  return state.deskToken ? { Authorization: `Bearer ${state.deskToken}` } : {};
+}
+
 async function deskApi(path, options = {}) {
-  const headers = { ...(options.headers || {}) };
-  if (state.deskToken) headers.Authorization = `Bearer ${state.deskToken}`;
+  const headers = { ...deskHeaders(), ...(options.headers || {}) };
   const response = await fetch(`/desk/api/v1/${path}`, { ...options, headers, cache: "no-store" });
   const data = await response.json();
   if (!response.ok) throw new Error(data.error || `HTTP ${response.status}`);
   return data;
 }
-
-const STATE_NAMES = { open: "awaiting answer", "needs-review": "needs review" };
 
 function say(message, isError = false) {
   $("status").textContent = message;
@@ -122,28 +38,100 @@ function age(seconds) {
   return `${Math.floor(seconds / 3600)}h`;
 }
 
+function showSigner() {
+  $("key-info").textContent = state.signer
+    ? `Signing as ${state.signer.login} (${state.signer.alg || "EdDSA"}, kid ${state.signer.kid.slice(0, 12)}…)`
+    : "No key imported.";
+}
+
+// --- the list -------------------------------------------------------------------------
+
 async function loadTickets() {
-  // Pending first, then those that expired in the last hour (shown read-only).
+  // Pending first, then those that expired in the last hour (shown read-only), then the
+  // ones this page answered, until they are delivered.
   const { tickets } = await deskApi("tickets");
   tickets.push(...(await deskApi("tickets?state=expired")).tickets);
+  const listed = new Set(tickets.map((t) => t.number));
+  for (const [number, entry] of state.posted) {
+    if (!listed.has(number)) tickets.push(entry);
+  }
   const list = $("tickets");
   list.replaceChildren();
   for (const ticket of tickets) {
-    const item = document.createElement("li");
+    const item = element("li", null, `#${ticket.number}${ticket.step > 1 ? ` step ${ticket.step}` : ""} `);
     item.dataset.number = ticket.number;
-    // A later step of an agent run is answered on its run's issue: say which step.
-    item.textContent = ticket.step > 1 ? `#${ticket.number} step ${ticket.step} ` : `#${ticket.number} `;
-    const info = document.createElement("span");
-    info.className = "state";
-    info.textContent = `${STATE_NAMES[ticket.state] || ticket.state}, ${age(ticket.age)} old`;
-    item.append(info);
+    item.classList.toggle("open", Boolean(state.ticket && state.ticket.number === ticket.number));
+    item.append(element("span", "title", ticket.title || ""));
+    const info = STATE_NAMES[ticket.state] || ticket.state;
+    item.append(element("span", "state", ticket.age === undefined ? ` ${info}` : ` ${info}, ${age(ticket.age)} old`));
     item.addEventListener("click", () => openTicket(ticket.number).catch((e) => say(e.message, true)));
     list.append(item);
   }
   if (!tickets.length) say("No ticket is waiting.");
 }
 
-async function openTicket(number) {
+function moveInList(step) {
+  const items = [...$("tickets").children];
+  if (!items.length) return;
+  const current = items.findIndex((item) => item.classList.contains("open"));
+  const next = current < 0 ? 0 : Math.min(items.length - 1, Math.max(0, current + step));
+  openTicket(Number(items[next].dataset.number)).catch((e) => say(e.message, true));
+}
+
+// --- one ticket -----------------------------------------------------------------------
+
+function showMessages(ticket) {
+  const newest = ticket.newest_message;
+  $("newest").replaceChildren(newest ? messageElement(newest) : element("p", "state", "No message."));
+  const earlier = ticket.conversation || [];
+  $("earlier").hidden = !earlier.length;
+  $("earlier-count").textContent = `${earlier.length} message${earlier.length === 1 ? "" : "s"}`;
+  // Newest first here too: the one just before the question is the most useful.
+  $("earlier-body").replaceChildren(...earlier.slice().reverse().map(messageElement));
+  // The whole ticket as GitHub shows it, rendered and sanitised on the server.
+  $("ticket-body").innerHTML = ticket.body_html;
+  $("ticket-source").textContent = ticket.body;
+}
+
+function showReview(review) {
+  $("review").hidden = !review;
+  if (!review) return;
+  $("cand-signer").textContent = review.signer;
+  $("cand-text").textContent = review.text;
+  $("cand-digest").textContent = review.answer_sha256;
+  $("cand-approvals").textContent =
+    `${review.approvals.length} of ${review.required_approvals} approval(s)` +
+    (review.approvals.length ? `: ${review.approvals.join(", ")}` : "");
+  $("cand-commands").replaceChildren(...review.commands.map((c) => element("li", null, c)));
+  $("cand-findings").replaceChildren(...review.findings.map((finding) => {
+    const row = element("tr");
+    for (const cell of [finding.rule, finding.command, finding.argument || "", finding.detail]) {
+      row.append(element("td", null, cell));
+    }
+    return row;
+  }));
+  $("cand-rules").hidden = !review.findings.length;
+}
+
+function showAnswering(ticket) {
+  const acts = ticket.signing.acts;
+  const answering = acts.includes("answer");
+  const judging = acts.includes("approve");
+  $("answering").hidden = !answering && !judging;
+  $("sign-post").hidden = $("sign").hidden = !answering;
+  $("approve").hidden = $("reject").hidden = !judging;
+  $("answer-label").textContent = judging ? "Review note (optional)" : "Answer";
+  state.form = answering
+    ? buildToolForm($("tool-form"), ticket.tools || [], ticket.answer_template, syncForm)
+    : null;
+  $("tool-form").hidden = !state.form;
+  $("form-mode-label").hidden = !state.form;
+  $("form-mode").checked = Boolean(state.form);
+  $("answer").value = judging ? "" : ticket.answer_template || "";
+  syncForm();
+}
+
+async function openTicket(number, { quiet = false } = {}) {
   const ticket = await deskApi(`tickets/${number}`);
   state.ticket = ticket;
   for (const item of $("tickets").children) {
@@ -152,47 +140,60 @@ async function openTicket(number) {
   $("ticket").hidden = false;
   $("ticket-link").textContent = ticket.reference;
   $("ticket-link").href = ticket.url || "#";
-  $("ticket-state").textContent = STATE_NAMES[ticket.state] || ticket.state;
-  // body_html is rendered and sanitised on the server (embedded_github.markdown_html: no raw
-  // HTML, safe links only), the same renderer as the embedded GitHub's issue page.
-  $("ticket-body").innerHTML = ticket.body_html;
-  $("ticket-source").textContent = ticket.body;
-  // An expired ticket is shown read-only: nothing on it can be signed any more.
+  $("ticket-title").textContent = ticket.title || "";
+  showState(ticket.state);
+  const when = [`${age(ticket.age)} old`];
+  if (ticket.deadline) when.push(`deadline ${new Date(ticket.deadline).toLocaleTimeString()}`);
+  if (ticket.step) when.push(`step ${ticket.step} of a run`);
+  $("ticket-meta").textContent = when.join(" · ");
+  showMessages(ticket);
   $("read-only").hidden = !ticket.read_only;
-  $("answering").hidden = ticket.read_only;
   const draft = ticket.draft;
   $("draft").hidden = !draft;
-  $("draft-actions").hidden = Boolean(ticket.read_only || ticket.review);
+  $("draft-actions").hidden = !ticket.signing.acts.includes("answer");
   if (draft) {
     $("draft-model").textContent = draft.model;
     $("draft-text").textContent = draft.text;
   }
-  const review = ticket.review;
-  $("review").hidden = !review;
-  $("approve").hidden = $("reject").hidden = !review;
-  $("sign").hidden = Boolean(review);
-  $("answer-label").textContent = review ? "Review note" : "Answer";
-  $("answer").value = review ? "" : ticket.answer_template;
-  if (review) {
-    $("cand-signer").textContent = review.signer;
-    $("cand-text").textContent = review.text;
-    $("cand-digest").textContent = review.answer_sha256;
-    $("cand-commands").replaceChildren(...review.commands.map((c) => {
-      const li = document.createElement("li");
-      li.textContent = c;
-      return li;
-    }));
-  }
+  showReview(ticket.review);
+  showAnswering(ticket);
   $("signed").value = "";
   $("post").disabled = $("copy").disabled = true;
-  say(`Opened ${ticket.reference}.`);
+  if (!quiet) say(`Opened ${ticket.reference}.`);
 }
 
-async function sign(act, text = $("answer").value) {
+function showState(ticketState) {
+  $("ticket-state").textContent = STATE_NAMES[ticketState] || ticketState;
+  $("ticket-state").dataset.state = ticketState;
+}
+
+// --- answering ------------------------------------------------------------------------
+
+// With the form on, the answer box shows exactly the text the form makes (and is read-only).
+function syncForm() {
+  const useForm = Boolean(state.form) && $("form-mode").checked;
+  $("tool-form").disabled = !useForm;
+  $("answer").readOnly = useForm;
+  if (useForm) $("answer").value = state.form.answer().text;
+}
+
+function answerText() {
+  if (state.form && $("form-mode").checked) {
+    const { text, errors } = state.form.answer({ signing: true });
+    if (errors.length) throw new Error(`fix the form first: ${errors.join("; ")}`);
+    $("answer").value = text;
+    return text;
+  }
+  const text = $("answer").value;
+  if (!normaliseText(text)) throw new Error("write an answer first");
+  return text;
+}
+
+async function sign(act, text) {
   if (!state.signer) throw new Error("import your private key file first");
   if (!state.ticket) throw new Error("open a ticket first");
-  if (state.ticket.read_only) throw new Error("this ticket expired; it takes no answer");
   const { signing } = state.ticket;
+  if (!signing.acts.includes(act)) throw new Error(`this ticket takes no ${act} now`);
   const judgedDigest = act === "answer" ? null : signing.answer_sha256;
   $("signed").value = await signComment(text, {
     ticket: signing.ticket, signer: state.signer, act, judgedDigest,
@@ -201,11 +202,40 @@ async function sign(act, text = $("answer").value) {
   say(`Signed (${act}) as ${state.signer.login} for ${signing.ticket}.`);
 }
 
+function githubToken() {
+  const token = $("gh-token").value.trim();
+  if (!token) throw new Error("enter your GitHub token to post");
+  return token;
+}
+
+async function postComment() {
+  const token = githubToken();
+  sessionStorage.setItem("ticketproxy-gh-token", token);
+  const ticket = state.ticket;
+  // Through the desk API, which checks the signature is for this ticket and posts it as
+  // this editor with their own token (a step of a run, owner/repo#12/3, goes on issue 12).
+  const data = await deskApi(`tickets/${ticket.number}/comments`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-GitHub-Token": token },
+    body: JSON.stringify({ body: $("signed").value }),
+  });
+  state.posted.set(ticket.number, { number: ticket.number, step: ticket.step, title: ticket.title, state: ticket.state });
+  say(`Posted: ${data.comment.url}`);
+  $("post").disabled = true;
+}
+
+// One click: sign and post (answer, approve or reject), once the key is imported.
+async function signAndPost(act) {
+  githubToken();
+  await sign(act, act === "answer" ? answerText() : $("answer").value);
+  await postComment();
+}
+
 // One click: sign the model's draft exactly as drafted, and post it as this editor's answer.
 async function signDraft() {
   const draft = state.ticket && state.ticket.draft;
   if (!draft) throw new Error("this ticket has no draft");
-  if (!$("gh-token").value.trim()) throw new Error("enter your GitHub token to post");
+  githubToken();
   if (await textDigest(draft.text) !== draft.sha256) {
     throw new Error("the draft does not match its sha256; edit it instead");
   }
@@ -216,25 +246,55 @@ async function signDraft() {
 function editDraft() {
   const draft = state.ticket && state.ticket.draft;
   if (!draft) throw new Error("this ticket has no draft");
+  $("form-mode").checked = false;
+  syncForm();
   $("answer").value = draft.text;
   $("answer").focus();
   say("The draft is in the answer box: edit it, then sign it.");
   return Promise.resolve();
 }
 
-async function postComment() {
-  const token = $("gh-token").value.trim();
-  if (!token) throw new Error("enter your GitHub token to post");
-  sessionStorage.setItem("ticketproxy-gh-token", token);
-  // Through the desk API, which checks the signature is for this ticket and posts it as
-  // this editor with their own token (a step of a run, owner/repo#12/3, goes on issue 12).
-  const data = await deskApi(`tickets/${state.ticket.number}/comments`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-GitHub-Token": token },
-    body: JSON.stringify({ body: $("signed").value }),
-  });
-  say(`Posted: ${data.comment.url}`);
-  $("post").disabled = true;
+// --- live refresh and keys ------------------------------------------------------------
+
+let reloadTimer = null;
+function reloadSoon() {
+  clearTimeout(reloadTimer);
+  reloadTimer = setTimeout(() => loadTickets().catch((e) => say(e.message, true)), 100);
+}
+
+function onDeskEvent(name, data) {
+  if (name === "resync") return reloadSoon();
+  if (!name.startsWith("ticket.") || typeof data.number !== "number") return;
+  if (state.posted.has(data.number)) state.posted.get(data.number).state = data.state;
+  reloadSoon();
+  const open = state.ticket;
+  if (open && open.number === data.number && $("ticket-state").dataset.state !== data.state) {
+    // What can be done on it changed (held, answered, delivered, expired, a next step):
+    // read it again, leaving the status line to what the editor last did.
+    openTicket(data.number, { quiet: true }).catch((e) => say(e.message, true));
+  }
+}
+
+function onLive(connected) {
+  $("live").textContent = connected ? "● live" : "○ reconnecting…";
+  $("live").className = connected ? "live" : "live off";
+  if (connected) reloadSoon();
+}
+
+function onKey(event) {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    if (state.ticket && state.ticket.signing.acts.includes("answer")) {
+      signAndPost("answer").catch((e) => say(e.message, true));
+    }
+    return;
+  }
+  const typing = /^(INPUT|TEXTAREA|SELECT)$/.test(event.target.tagName);
+  // Escape leaves a field, so j and k move through the list again.
+  if (typing && event.key === "Escape") event.target.blur();
+  if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+  if (event.key === "j") moveInList(1);
+  else if (event.key === "k") moveInList(-1);
 }
 
 function on(id, handler) {
@@ -275,9 +335,10 @@ async function start() {
     showSigner();
   });
   on("refresh", loadTickets);
-  on("sign", () => sign("answer"));
-  on("approve", () => sign("approve"));
-  on("reject", () => sign("reject"));
+  on("sign", async () => sign("answer", answerText()));
+  on("sign-post", () => signAndPost("answer"));
+  on("approve", () => signAndPost("approve"));
+  on("reject", () => signAndPost("reject"));
   on("post", postComment);
   on("sign-draft", signDraft);
   on("edit-draft", editDraft);
@@ -285,9 +346,11 @@ async function start() {
     await navigator.clipboard.writeText($("signed").value);
     say("Signed comment copied.");
   });
-  state.config = await deskApi("config");
+  $("form-mode").addEventListener("change", syncForm);
+  document.addEventListener("keydown", onKey);
   await loadTickets();
   if (linked) await openTicket(Number(linked));
+  followEvents(deskHeaders(), onDeskEvent, onLive);
 }
 
 if (typeof document !== "undefined") {

@@ -12,8 +12,6 @@ import json
 import logging
 import os
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,14 @@ from auth.keys import write_signing_key
 from auth.verify import Accepted, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from tests.helpers.agent_runs import signed_claims, wait_for_step
+from tests.helpers.desk_browser import (
+    CHROMIUM,
+    CHROMIUM_FLAGS,
+    desk_page,
+    open_ticket,
+    require_chromium,
+    sign_and_post,
+)
 from tests.helpers.desk_page import PROMPT, desk_url, start_desk_stack
 from tests.helpers.drafting import DRAFT, drafted, start_draft_stack
 from tests.helpers.review_flow import DANGEROUS, SHELL
@@ -32,37 +38,10 @@ from tests.helpers.stack import REPO, Stack, stop_stack
 from tests.helpers.upstream_stub import running_upstream_stub
 from ticketing.store.model import TicketState
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-# The README's screenshot is refreshed only on request (TICKETPROXY_SCREENSHOT=1), so a test
-# run leaves the working tree clean.
 README_SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "desk.png"
 ANSWER = "  Done: hello.txt now holds hello.\r\nSigned in the browser.  "
 
-if not CHROMIUM.exists():
-    if os.environ.get("CI") == "true":
-        pytest.fail(
-            f"{CHROMIUM} is missing in CI: .ci/run must install Debian's chromium",
-            pytrace=False,
-        )
-    pytest.skip(
-        f"{CHROMIUM} is missing: `apt-get install chromium` to run the desk browser test",
-        allow_module_level=True,
-    )
-
-if os.environ.get("CI") == "true":
-    import playwright.async_api as playwright_api
-else:
-    playwright_api = pytest.importorskip("playwright.async_api")
+playwright_api = require_chromium()
 
 
 async def test_answer_signed_in_the_browser_reaches_the_openai_client(
@@ -113,6 +92,10 @@ async def test_answer_signed_in_the_browser_reaches_the_openai_client(
             await page.fill("#gh-token", desk_stack.token("alice"))
             await page.click("#post")
             await page.locator("#status", has_text="Posted").wait_for()
+            # Live: the list shows the answer delivered once the agent has it, no reload.
+            await playwright_api.expect(page.locator("li[data-number='1']")).to_contain_text(
+                "delivered"
+            )
             await page.evaluate("document.querySelector('main').scrollTo(0, 0)")
             shot = (
                 README_SCREENSHOT
@@ -137,43 +120,6 @@ async def test_answer_signed_in_the_browser_reaches_the_openai_client(
         is_jti_used=lambda jti: False,
     )
     assert isinstance(verdict, Accepted), verdict
-
-
-@asynccontextmanager
-async def desk_page(stack: Stack, login: str, tmp_path: Path) -> AsyncIterator[Any]:
-    """Yield the desk page in Chromium with ``login``'s key imported and GitHub token set."""
-    key_file = tmp_path / f"{login}.key.json"
-    write_signing_key(key_file, stack.keys[login])
-    async with playwright_api.async_playwright() as driver:
-        browser = await driver.chromium.launch(
-            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_FLAGS
-        )
-        try:
-            page = await browser.new_page(viewport={"width": 1100, "height": 720})
-            await page.goto(desk_url(stack))
-            await page.set_input_files("#key-file", str(key_file))
-            await page.locator("#key-info", has_text=login).wait_for()
-            await page.fill("#gh-token", stack.token(login))
-            yield page
-        finally:
-            await browser.close()
-
-
-async def open_ticket(page: Any, number: int = 1) -> None:
-    """Click ticket ``number`` in the list and wait for it to open."""
-    await page.click("#refresh")
-    await page.click(f"li[data-number='{number}']")
-    await page.locator("#status", has_text=f"Opened {REPO}#{number}").wait_for()
-
-
-async def sign_and_post(page: Any, button: str) -> None:
-    """Click a signing button (sign, approve, reject …), wait for the signature, then post."""
-    await page.click(button)
-    await playwright_api.expect(page.locator("#signed")).to_have_value(
-        re.compile("ticketproxy-signature")
-    )
-    await page.click("#post")
-    await page.locator("#status", has_text="Posted").wait_for()
 
 
 async def held_for_review(stack: Stack) -> asyncio.Task[Any]:
@@ -366,6 +312,7 @@ async def test_img_onerror_in_prompt_runs_no_script_on_the_issue_page_or_the_des
                 await page.goto(url)
                 if opened is None:
                     await page.click("li[data-number='1']")
+                    await page.click("#ticket-full summary")
                     await page.locator("#ticket-body table").wait_for()
                 body = "#ticket-body" if opened is None else ".markdown-body"
                 seen.append(
