@@ -1,0 +1,192 @@
+// @desk's handler driven through the VS Code stub against a real `ticketproxy serve` on the
+// embedded GitHub: what the chat shows, what it signs, and what the agent then receives.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { DeskClient } from "../src/desk";
+import { DeskParticipant, type DeskSettings } from "../src/handler";
+import { addUser, askAsAgent, closedPort, DESK_TOKEN, startStack, type AgentRequest, type Person, type Stack } from "./helpers/stack";
+import { chat, StubHost, StubModel } from "./helpers/stub";
+
+const SHELL_TOOL = {
+  type: "function" as const,
+  function: {
+    name: "execute_shell",
+    description: "Run a shell command.",
+    parameters: { type: "object", properties: { command: { type: "string" } }, required: ["command"] },
+  },
+};
+
+let stack: Stack;
+let bob: Person;
+const agents: AgentRequest[] = [];
+
+function settings(overrides: Partial<DeskSettings> = {}): DeskSettings {
+  return { deskUrl: stack.url, githubHost: "", githubApiUrl: "", keyPath: stack.alice.key, cliPath: "ticketproxy", ...overrides };
+}
+
+function editor(person: Person = stack.alice): { host: StubHost; desk: DeskParticipant } {
+  const host = new StubHost(settings({ keyPath: person.key }), DESK_TOKEN, person.token);
+  return { host, desk: new DeskParticipant(host) };
+}
+
+/** An agent asks `question`; return its request and the number of the ticket it opened. */
+async function ask(question: string, tools = [] as (typeof SHELL_TOOL)[]): Promise<{ agent: AgentRequest; number: number }> {
+  const agent = askAsAgent(stack, question, tools);
+  agents.push(agent);
+  const client = new DeskClient(stack.url, DESK_TOKEN);
+  for (let i = 0; i < 100; i++) {
+    const found = (await client.tickets()).find((t) => t.title.includes(question));
+    if (found) return { agent, number: found.number };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`no ticket for ${question}`);
+}
+
+async function state(number: number): Promise<string> {
+  return (await new DeskClient(stack.url, DESK_TOKEN).ticket(number)).state;
+}
+
+/** Wait until the desk has taken a posted comment and the ticket is in state `wanted`. */
+async function reaches(number: number, wanted: string): Promise<void> {
+  for (let i = 0; i < 100 && (await state(number)) !== wanted; i++) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(await state(number), wanted);
+}
+
+before(async () => {
+  stack = await startStack();
+  bob = await addUser(stack, "bob", "reviewer");
+});
+
+after(async () => {
+  agents.forEach((a) => a.abort());
+  await stack?.stop();
+});
+
+describe("@desk against a real ticketproxy serve", () => {
+  it("/list shows the pending tickets with a button each", async () => {
+    const { number } = await ask("List me: what is the time?");
+    const { desk } = editor();
+    const turn = await chat(desk, "list", "");
+    assert.match(turn.stream.text, new RegExp(`\\*\\*#${number}\\*\\* List me: what is the time\\?`));
+    const button = turn.stream.buttons.find((b) => b.arguments?.[0] === number);
+    assert.ok(button, "a button opens the ticket");
+    assert.equal(button.command, "ticketproxy.showTicket");
+    assert.ok(turn.followups.some((f) => f.command === "next"), "next ticket is offered");
+  });
+
+  it("/show gives the newest message first, the tools and the template, and offers sign and post", async () => {
+    const { number } = await ask("Show me: clean the build folder", [SHELL_TOOL]);
+    const { desk } = editor();
+    const turn = await chat(desk, "show", `#${number}`);
+    const text = turn.stream.text;
+    assert.ok(text.indexOf("Newest message") < text.indexOf("Tools (1)"));
+    assert.ok(text.indexOf("Tools (1)") < text.indexOf("Answer template"));
+    assert.match(text, /Show me: clean the build folder/);
+    assert.match(text, /"command"/);
+    assert.match(text, /tool_call/);
+    const labels = turn.followups.map((f) => f.label);
+    assert.deepEqual(labels, ["Sign and post the editor's text", "Draft an answer", "Next ticket"]);
+    assert.deepEqual(turn.followups[0], { prompt: `#${number}`, label: "Sign and post the editor's text", command: "answer" });
+  });
+
+  it("/draft asks the selected model and opens its text in an editor, posting nothing", async () => {
+    const { number } = await ask("Draft me: say hello");
+    const { host, desk } = editor();
+    const model = new StubModel("Hello from the model.");
+    const turn = await chat(desk, "draft", `${number}`, model);
+    assert.equal(host.drafts.get(number), "Hello from the model.");
+    assert.match(model.prompts[0]!, /Draft me: say hello/);
+    assert.match(turn.stream.text, /Nothing is signed or posted yet/);
+    assert.equal(await state(number), "open");
+    assert.equal(turn.followups[0]?.command, "answer");
+  });
+
+  it("/answer signs the editor's text, not the model's draft, and the agent receives it", async () => {
+    const { agent, number } = await ask("Answer me: what is two and two?");
+    const { host, desk } = editor();
+    await chat(desk, "draft", `#${number}`, new StubModel("Five, says the model."));
+    host.drafts.set(number, "Four, says the human who read the draft.");
+    const turn = await chat(desk, "answer", `#${number}`);
+    assert.match(turn.stream.text, /Signed and posted as \*\*alice\*\*/);
+    const completion = await agent.completion;
+    assert.equal(completion.choices[0]?.message.content, "Four, says the human who read the draft.");
+    assert.ok(turn.followups.some((f) => f.command === "next"));
+  });
+
+  it("an answer held for review shows the rule that matched, and /approve releases the tool call", async () => {
+    const { agent, number } = await ask("Approve me: remove the build folder", [SHELL_TOOL]);
+    const alice = editor();
+    alice.host.activeEditor = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf build"}}\n```';
+    await chat(alice.desk, "answer", `#${number}`);
+    await reaches(number, "needs-review");
+    const reviewer = editor(bob);
+    const shown = await chat(reviewer.desk, "show", `#${number}`);
+    assert.match(shown.stream.text, /rule \*\*shell and code execution\*\*/);
+    assert.match(shown.stream.text, /execute_shell \{"command": "rm -rf build"\}/);
+    assert.deepEqual(shown.followups.map((f) => f.label), ["Approve", "Reject with reason", "Next ticket"]);
+    const approved = await chat(reviewer.desk, "approve", `#${number}`);
+    assert.match(approved.stream.text, /Approved #\d+ as \*\*bob\*\*/);
+    const call = (await agent.completion).choices[0]?.message.tool_calls?.[0];
+    assert.ok(call && call.type === "function");
+    assert.equal(call.function.name, "execute_shell");
+    assert.deepEqual(JSON.parse(call.function.arguments), { command: "rm -rf build" });
+  });
+
+  it("/reject asks for a reason, drops the held answer, and the ticket waits again", async () => {
+    const { number } = await ask("Reject me: wipe the disk", [SHELL_TOOL]);
+    const alice = editor();
+    alice.host.activeEditor = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf /"}}\n```';
+    await chat(alice.desk, "answer", `#${number}`);
+    await reaches(number, "needs-review");
+    const reviewer = editor(bob);
+    reviewer.host.reason = "Deletes everything";
+    const rejected = await chat(reviewer.desk, "reject", `#${number}`);
+    assert.match(rejected.stream.text, /Rejected #\d+ as \*\*bob\*\*/);
+    await reaches(number, "open");
+    assert.equal((await new DeskClient(stack.url, DESK_TOKEN).ticket(number)).review, null);
+  });
+
+  it("test_answer_with_an_empty_editor_is_refused: nothing is signed from an empty editor", async () => {
+    const { number } = await ask("Empty me: anything?");
+    const { host, desk } = editor();
+    host.activeEditor = "  \n";
+    const turn = await chat(desk, "answer", `#${number}`);
+    assert.match(turn.stream.text, /no answer in the editor/);
+    assert.equal(await state(number), "open");
+  });
+
+  it("test_self_approval_is_refused: the desk's verifier reason reaches the chat", async () => {
+    const { number } = await ask("Self me: rm the cache", [SHELL_TOOL]);
+    const { host, desk } = editor(bob);
+    // bob is a reviewer only: his own answer is refused by the desk before anything is posted.
+    host.activeEditor = "plain text";
+    const turn = await chat(desk, "answer", `#${number}`);
+    assert.match(turn.stream.text, /Could not answer:.*422/s);
+    assert.equal(await state(number), "open");
+  });
+
+  it("test_desk_unreachable_is_told_in_the_chat", async () => {
+    const port = await closedPort();
+    const host = new StubHost(settings({ deskUrl: `http://127.0.0.1:${port}` }), DESK_TOKEN, "t");
+    const turn = await chat(new DeskParticipant(host), "list", "");
+    assert.match(turn.stream.text, /cannot reach the desk at http:\/\/127\.0\.0\.1:\d+\/desk\/api\/v1 \(ECONNREFUSED\)/);
+    assert.deepEqual(turn.followups.map((f) => f.command), ["list"]);
+  });
+
+  it("test_wrong_desk_token_is_told_in_the_chat", async () => {
+    const host = new StubHost(settings(), "not-the-desk-token-at-all", "t");
+    const turn = await chat(new DeskParticipant(host), "list", "");
+    assert.match(turn.stream.text, /the desk refused its token/);
+    assert.match(turn.stream.text, /Set desk token/);
+  });
+
+  it("test_token_for_another_github_is_not_sent: a desk posting elsewhere gets no token", async () => {
+    const { number } = await ask("Elsewhere me: hello?");
+    const host = new StubHost(settings({ githubApiUrl: "https://api.github.com" }), DESK_TOKEN, stack.alice.token);
+    host.activeEditor = "Hello";
+    const turn = await chat(new DeskParticipant(host), "answer", `#${number}`);
+    assert.match(turn.stream.text, /the desk posts to http:\/\/127\.0\.0\.1:\d+\/api\/v3/);
+    assert.equal(host.signed.length, 0);
+    assert.equal(await state(number), "open");
+  });
+});
