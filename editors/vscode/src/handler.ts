@@ -4,7 +4,7 @@
 import type * as vscode from "vscode";
 import { DeskClient, DeskError, type TicketDetail } from "./desk";
 import { draftPrompt, fenced, listMarkdown, plain, reviewMarkdown, ticketMarkdown } from "./render";
-import { SignError, signWithCli, type SignRequest } from "./sign";
+import { SignError, signerOf, signWithCli, type SignRequest } from "./sign";
 
 export interface DeskSettings {
   deskUrl: string;
@@ -263,6 +263,13 @@ export class DeskParticipant {
     const body = this.host.sign
       ? await this.host.sign(settings.cliPath, settings.keyPath, request)
       : await signWithCli(settings.cliPath, settings.keyPath, request);
+    const signer = signerOf(body);
+    if (request.act !== "answer" && signer !== undefined && signer === ticket.review?.signer) {
+      throw new Refusal(
+        `your key is ${signer}'s, who wrote the held answer: its author cannot ${request.act} it; ` +
+          "another reviewer must. Nothing was posted.",
+      );
+    }
     return desk.postComment(ticket.number, body, githubToken);
   }
 }

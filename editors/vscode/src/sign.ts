@@ -58,3 +58,15 @@ export function signWithCli(cli: string, keyPath: string, request: SignRequest):
     child.stdin?.end(request.text);
   });
 }
+
+/** Return the `sub` (the signer's login) of the signature a signed comment carries, if any. */
+export function signerOf(signedComment: string): string | undefined {
+  const jws = /<!-- ticketproxy-signature: ([\w-]+\.([\w-]+)\.[\w-]+) -->\s*$/.exec(signedComment);
+  if (!jws) return undefined;
+  try {
+    const claims = JSON.parse(Buffer.from(jws[2]!, "base64url").toString("utf-8")) as { sub?: unknown };
+    return typeof claims.sub === "string" ? claims.sub : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -39,7 +39,7 @@ async function ask(question: string, tools = [] as (typeof SHELL_TOOL)[]): Promi
     if (found) return { agent, number: found.number };
     await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`no ticket for ${question}`);
+  throw new Error(`no ticket for ${question}; the server logged:\n${stack.log()}`);
 }
 
 async function state(number: number): Promise<string> {
@@ -146,25 +146,65 @@ describe("@desk against a real ticketproxy serve", () => {
     assert.equal((await new DeskClient(stack.url, DESK_TOKEN).ticket(number)).review, null);
   });
 
-  it("test_answer_with_an_empty_editor_is_refused: nothing is signed from an empty editor", async () => {
+  // Nothing is signed from an empty editor, and the ticket stays open.
+  it("test_answer_with_an_empty_editor_is_refused", async () => {
     const { number } = await ask("Empty me: anything?");
     const { host, desk } = editor();
     host.activeEditor = "  \n";
     const turn = await chat(desk, "answer", `#${number}`);
     assert.match(turn.stream.text, /no answer in the editor/);
+    assert.equal(host.signed.length, 0);
     assert.equal(await state(number), "open");
   });
 
-  it("test_self_approval_is_refused: the desk's verifier reason reaches the chat", async () => {
-    const { number } = await ask("Self me: rm the cache", [SHELL_TOOL]);
+  // A reviewer without the editor role cannot answer: the desk's verifier reason reaches the chat.
+  it("test_answer_by_a_key_without_the_editor_role_is_refused", async () => {
+    const { number } = await ask("Role me: rm the cache");
     const { host, desk } = editor(bob);
-    // bob is a reviewer only: his own answer is refused by the desk before anything is posted.
     host.activeEditor = "plain text";
     const turn = await chat(desk, "answer", `#${number}`);
-    assert.match(turn.stream.text, /Could not answer:.*422/s);
+    assert.match(turn.stream.text, /Could not answer:\*\* the desk answered 422: .*\(role_missing\)/s);
     assert.equal(await state(number), "open");
   });
 
+  // The author of a held answer cannot approve it: refused before posting, nothing is released.
+  it("test_self_approval_is_refused", async () => {
+    const { number } = await ask("Self me: remove the logs", [SHELL_TOOL]);
+    const alice = editor();
+    alice.host.activeEditor = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf logs"}}\n```';
+    await chat(alice.desk, "answer", `#${number}`);
+    await reaches(number, "needs-review");
+    const turn = await chat(alice.desk, "approve", `#${number}`);
+    assert.match(turn.stream.text, /Could not approve:\*\* your key is alice's, who wrote the held answer/);
+    assert.match(turn.stream.text, /Nothing was posted/);
+    assert.equal(await state(number), "needs-review");
+  });
+
+  // /approve on a ticket that holds no answer is refused before anything is signed.
+  it("test_approval_of_a_ticket_holding_no_answer_is_refused", async () => {
+    const { number } = await ask("Nothing held: hello?");
+    const { host, desk } = editor(bob);
+    const turn = await chat(desk, "approve", `#${number}`);
+    assert.match(turn.stream.text, /is open: it takes answer now, not approve/);
+    assert.equal(host.signed.length, 0);
+  });
+
+  // A rejection with no reason given (the input box dismissed) is not signed.
+  it("test_rejection_without_a_reason_is_refused", async () => {
+    const { number } = await ask("No reason: delete tmp", [SHELL_TOOL]);
+    const alice = editor();
+    alice.host.activeEditor = '```tool_call\n{"name": "execute_shell", "arguments": {"command": "rm -rf tmp"}}\n```';
+    await chat(alice.desk, "answer", `#${number}`);
+    await reaches(number, "needs-review");
+    const reviewer = editor(bob);
+    reviewer.host.reason = undefined;
+    const turn = await chat(reviewer.desk, "reject", `#${number}`);
+    assert.match(turn.stream.text, /a rejection needs a reason/);
+    assert.equal(reviewer.host.signed.length, 0);
+    assert.equal(await state(number), "needs-review");
+  });
+
+  // The desk being down is told in the chat, with what to check.
   it("test_desk_unreachable_is_told_in_the_chat", async () => {
     const port = await closedPort();
     const host = new StubHost(settings({ deskUrl: `http://127.0.0.1:${port}` }), DESK_TOKEN, "t");
@@ -173,6 +213,7 @@ describe("@desk against a real ticketproxy serve", () => {
     assert.deepEqual(turn.followups.map((f) => f.command), ["list"]);
   });
 
+  // A wrong desk token is told as such, with the command that sets it.
   it("test_wrong_desk_token_is_told_in_the_chat", async () => {
     const host = new StubHost(settings(), "not-the-desk-token-at-all", "t");
     const turn = await chat(new DeskParticipant(host), "list", "");
@@ -180,7 +221,18 @@ describe("@desk against a real ticketproxy serve", () => {
     assert.match(turn.stream.text, /Set desk token/);
   });
 
-  it("test_token_for_another_github_is_not_sent: a desk posting elsewhere gets no token", async () => {
+  // With no GitHub token stored nothing is signed, and the chat names the command to set one.
+  it("test_missing_github_token_is_told_in_the_chat", async () => {
+    const { number } = await ask("Tokenless: greet me");
+    const host = new StubHost(settings(), DESK_TOKEN, undefined);
+    host.activeEditor = "Hello";
+    const turn = await chat(new DeskParticipant(host), "answer", `#${number}`);
+    assert.match(turn.stream.text, /no GitHub token.*Set GitHub token/);
+    assert.equal(host.signed.length, 0);
+  });
+
+  // A desk that posts to another GitHub API than the token's is not given the token.
+  it("test_token_for_another_github_api_is_not_sent", async () => {
     const { number } = await ask("Elsewhere me: hello?");
     const host = new StubHost(settings({ githubApiUrl: "https://api.github.com" }), DESK_TOKEN, stack.alice.token);
     host.activeEditor = "Hello";
@@ -188,5 +240,34 @@ describe("@desk against a real ticketproxy serve", () => {
     assert.match(turn.stream.text, /the desk posts to http:\/\/127\.0\.0\.1:\d+\/api\/v3/);
     assert.equal(host.signed.length, 0);
     assert.equal(await state(number), "open");
+  });
+
+  // A ticket on another GitHub host than the configured one is not answered with the token.
+  it("test_ticket_on_another_github_host_gets_no_token", async () => {
+    const { number } = await ask("Other host: hello?");
+    const host = new StubHost(settings({ githubHost: "https://github.com" }), DESK_TOKEN, stack.alice.token);
+    host.activeEditor = "Hello";
+    const turn = await chat(new DeskParticipant(host), "answer", `#${number}`);
+    assert.match(turn.stream.text, /not on https:\/\/github\.com \(ticketproxy\.githubHost\)/);
+    assert.equal(host.signed.length, 0);
+  });
+
+  // A key path that does not exist is told as `ticketproxy sign` tells it, and nothing is posted.
+  it("test_unreadable_signing_key_is_told_in_the_chat", async () => {
+    const { number } = await ask("Bad key: hello?");
+    const host = new StubHost(settings({ keyPath: "/nonexistent/alice.key" }), DESK_TOKEN, stack.alice.token);
+    host.activeEditor = "Hello";
+    const turn = await chat(new DeskParticipant(host), "answer", `#${number}`);
+    assert.match(turn.stream.text, /`ticketproxy sign` failed: .*alice\.key/s);
+    assert.equal(await state(number), "open");
+  });
+
+  // A ticketproxy command that is not installed is told, with the setting to fix.
+  it("test_missing_ticketproxy_command_is_told_in_the_chat", async () => {
+    const { number } = await ask("No cli: hello?");
+    const host = new StubHost(settings({ cliPath: "/nonexistent/ticketproxy" }), DESK_TOKEN, stack.alice.token);
+    host.activeEditor = "Hello";
+    const turn = await chat(new DeskParticipant(host), "answer", `#${number}`);
+    assert.match(turn.stream.text, /cannot run `\/nonexistent\/ticketproxy`.*ticketproxy\.cliPath/);
   });
 });

@@ -4,7 +4,7 @@ import { describe, it } from "node:test";
 import { apiBase } from "../src/desk";
 import { followupsFor } from "../src/handler";
 import { fenced } from "../src/render";
-import { signArguments } from "../src/sign";
+import { signArguments, signerOf } from "../src/sign";
 
 describe("pure parts", () => {
   it("test_agent_text_cannot_close_its_fence: a longer fence wraps backticks in agent text", () => {
@@ -28,6 +28,12 @@ describe("pure parts", () => {
     for (const url of ["http://h:1", "http://h:1/", "http://h:1/desk/", "http://h:1/desk/api/v1"]) {
       assert.equal(apiBase(url), "http://h:1/desk/api/v1");
     }
+  });
+
+  it("the signer is read from the signature's claims", () => {
+    const claims = Buffer.from(JSON.stringify({ sub: "bob", act: "approve" })).toString("base64url");
+    assert.equal(signerOf(`Approved.\n\n<!-- ticketproxy-signature: eyJh.${claims}.c2ln -->`), "bob");
+    assert.equal(signerOf("Approved."), undefined);
   });
 
   it("a judgement is signed with the judged answer's digest, text on stdin", () => {

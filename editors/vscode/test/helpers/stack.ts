@@ -20,6 +20,8 @@ export interface Stack {
   url: string;
   dataDir: string;
   alice: Person;
+  /** What the server logged so far. */
+  log(): string;
   stop(): Promise<void>;
 }
 
@@ -75,6 +77,7 @@ export async function startStack(): Promise<Stack> {
     url,
     dataDir,
     alice: { login: "alice", token: alice.token, key: join(dataDir, "alice.key") },
+    log: () => stderr,
     stop: () => stop(child, dataDir),
   };
 }
