@@ -104,8 +104,9 @@ export class DeskParticipant {
     return new DeskClient(this.host.settings().deskUrl, await this.host.deskToken());
   }
 
+  /** The ticket a prompt names first (`12`, `#12`), else the one shown last. */
   private ticketNumber(prompt: string): number {
-    const named = /#?(\d+)/.exec(prompt);
+    const named = /^\s*#?(\d+)\b/.exec(prompt);
     const number = named ? Number(named[1]) : this.current;
     if (number === undefined) {
       throw new Refusal("name a ticket (`#12`), or open one first with `/show 12` or `/list`.");

@@ -42,3 +42,13 @@ describe("pure parts", () => {
     ]);
   });
 });
+
+describe("ticket numbers in prompts", () => {
+  it("a reason's own numbers are not taken for the ticket's", async () => {
+    const { DeskParticipant } = await import("../src/handler");
+    const participant = new DeskParticipant({} as never) as unknown as { ticketNumber(p: string): number; current?: number };
+    assert.equal(participant.ticketNumber("#12 deletes 3 files"), 12);
+    participant.current = 7;
+    assert.equal(participant.ticketNumber("deletes 3 files"), 7);
+  });
+});
