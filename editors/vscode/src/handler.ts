@@ -166,10 +166,16 @@ export class DeskParticipant {
     this.current = number;
     requireAct(ticket, "answer");
     stream.progress(`Asking ${model.name} for a draft of #${number}…`);
-    const response = await model.sendRequest([this.host.userMessage(draftPrompt(ticket))], {}, token);
     let text = "";
-    for await (const fragment of response.text) {
-      text += fragment;
+    try {
+      const response = await model.sendRequest([this.host.userMessage(draftPrompt(ticket))], {}, token);
+      for await (const fragment of response.text) {
+        text += fragment;
+      }
+    } catch (error) {
+      // No consent, no quota, no such model: VS Code's LanguageModelError, told as it is.
+      const why = error instanceof Error ? error.message : String(error);
+      throw new Refusal(`the chat model ${model.name} gave no draft (${why}); write the answer yourself.`);
     }
     await this.host.openDraft(number, text);
     stream.markdown(

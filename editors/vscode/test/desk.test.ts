@@ -204,6 +204,15 @@ describe("@desk against a real ticketproxy serve", () => {
     assert.equal(await state(number), "needs-review");
   });
 
+  // A chat model that refuses (no consent, no quota) is told, and no editor is opened.
+  it("test_chat_model_refusing_a_draft_is_told_in_the_chat", async () => {
+    const { number } = await ask("No model: greet me");
+    const { host, desk } = editor();
+    const turn = await chat(desk, "draft", `#${number}`, new StubModel("", new Error("user consent not given")));
+    assert.match(turn.stream.text, /the chat model Stub model gave no draft \(user consent not given\)/);
+    assert.equal(host.drafts.size, 0);
+  });
+
   // The desk being down is told in the chat, with what to check.
   it("test_desk_unreachable_is_told_in_the_chat", async () => {
     const port = await closedPort();

@@ -31,9 +31,13 @@ export class StubModel {
   readonly name = "Stub model";
   readonly id = "stub";
   readonly prompts: string[] = [];
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly failure?: Error,
+  ) {}
   async sendRequest(messages: { content: string }[]): Promise<{ text: AsyncIterable<string> }> {
     this.prompts.push(...messages.map((m) => m.content));
+    if (this.failure) throw this.failure;
     const text = this.text;
     async function* fragments(): AsyncIterable<string> {
       for (const part of text.match(/.{1,7}/gs) ?? []) yield part;
