@@ -14,7 +14,7 @@ PACKAGES := proxy ticketing auth embedded_github
 AP_CLIENT_VENV := .venv-apclient
 AP_CLIENT_STAMP := $(AP_CLIENT_VENV)/.installed
 
-.PHONY: run test lint typecheck pytest install clean bench
+.PHONY: run test lint typecheck pytest vscode install clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,7 +55,17 @@ typecheck: $(STAMP)
 pytest: $(STAMP) $(AP_CLIENT_STAMP) $(NEWMAN)
 	$(BIN)/pytest -q
 
-test: lint typecheck pytest
+# The VS Code extension (editors/vscode): tsc, its handler tests against the `ticketproxy` of
+# this .venv (started as `ticketproxy serve` on the embedded GitHub), and the .vsix.
+VSCODE_DIR := editors/vscode
+
+vscode: $(RUNTIME_STAMP)
+	@if [ ! -d $(VSCODE_DIR)/node_modules ]; then \
+		cd $(VSCODE_DIR) && npm ci --no-audit --no-fund --silent; \
+	fi
+	cd $(VSCODE_DIR) && PATH="$(CURDIR)/$(BIN):$$PATH" npm test
+
+test: lint typecheck pytest vscode
 
 # Every benchmark runs, even after one misses its target; the target fails at the end.
 BENCHES := poll_cost concurrent_waits answer_latency retry_throughput creation_budget desk_cost write_cost tree_body
@@ -69,4 +79,5 @@ bench: $(STAMP)
 	if [ -n "$$failed" ]; then echo "bench: targets missed by:$$failed"; exit 1; fi
 
 clean:
-	rm -rf $(VENV) $(AP_CLIENT_VENV) node_modules .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(AP_CLIENT_VENV) node_modules .mypy_cache .ruff_cache .pytest_cache \
+		$(VSCODE_DIR)/node_modules $(VSCODE_DIR)/out $(VSCODE_DIR)/*.vsix
