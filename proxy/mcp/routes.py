@@ -187,4 +187,5 @@ async def call_tool(request: web.Request, message: Message) -> web.StreamRespons
     del chat
     if ttl is not None:
         return web.json_response(result_json(message.id, start_task(request, checked, ticket, ttl)))
-    return await answer_when_settled(request, message, ticket, partial(tool_result, desk, checked))
+    render = partial(tool_result, desk, checked)
+    return await answer_when_settled(request, message, ticket, render, rejection=checked.approval)

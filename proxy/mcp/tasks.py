@@ -25,7 +25,7 @@ from ticketing.store.tool_tasks import StoredToolTask
 from ..handlers import DESK
 from ..middleware import CLIENT
 from .task_wire import TERMINAL, read_task_id, related, status_of, task_json
-from .tools import ToolCall
+from .tools import REQUEST_APPROVAL, ToolCall
 from .waiting import answer_when_settled, tool_result
 from .wire import InvalidParams, Message, result_json
 
@@ -67,8 +67,13 @@ def _found(request: web.Request, message: Message) -> tuple[StoredToolTask, Tick
     return task, ticket
 
 
+def _settled(desk: Desk, task: StoredToolTask, ticket: Ticket) -> Outcome | None:
+    """Return the task's outcome so far: an approval also ends on a reviewer's rejection."""
+    return desk.settled(ticket, rejection=task.tool == REQUEST_APPROVAL["name"])
+
+
 def _view(desk: Desk, task: StoredToolTask, ticket: Ticket) -> dict[str, Any]:
-    outcome = desk.settled(ticket)
+    outcome = _settled(desk, task, ticket)
     updated = None if outcome is None or outcome.answer is None else outcome.answer.accepted_at
     return task_json(task, status_of(task, outcome), url=ticket.issue_url or "", updated=updated)
 
@@ -97,7 +102,7 @@ async def task_result(request: web.Request, message: Message) -> web.StreamRespo
         raise InvalidParams(f"Task {task.task_id!r} was cancelled: it has no result.")
     call = ToolCall(task.tool, json.loads(task.arguments))
     render = partial(_related_result, request.app[DESK], call, task.task_id)
-    return await answer_when_settled(request, message, ticket, render)
+    return await answer_when_settled(request, message, ticket, render, rejection=call.approval)
 
 
 def _related_result(desk: Desk, call: ToolCall, task_id: str, outcome: Outcome) -> dict[str, Any]:
@@ -108,7 +113,7 @@ async def cancel_task(request: web.Request, message: Message) -> web.StreamRespo
     """``tasks/cancel``: close the waiting ticket and record the task cancelled."""
     desk = request.app[DESK]
     task, ticket = _found(request, message)
-    status = status_of(task, desk.settled(ticket))
+    status = status_of(task, _settled(desk, task, ticket))
     if status in TERMINAL:
         raise InvalidParams(f"Task {task.task_id!r} is already {status}: it cannot be cancelled.")
     desk.expire(ticket)

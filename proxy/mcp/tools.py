@@ -33,6 +33,7 @@ from .wire import InvalidParams
 
 __all__ = [
     "APPROVAL_TOOL",
+    "REQUEST_APPROVAL",
     "TOOLS",
     "ToolCall",
     "answer_result",
@@ -273,25 +274,42 @@ def answer_result(outcome: Outcome, *, schema: bool) -> dict[str, Any]:
 
 
 def approval_result(outcome: Outcome, reviewers: Sequence[str]) -> dict[str, Any]:
-    """Return ``request_approval``'s result: approved by the call, refused by plain text."""
+    """Return ``request_approval``'s result: approved by the call, refused by plain text.
+
+    A reviewer's signed rejection of the held approval is ``approved: false`` too: its
+    reviewer is the one named, and signed; the digest is of the answer they rejected.
+    """
     release = outcome.release
     meta = _provenance(outcome)
+    rejection = outcome.rejection
     approved = release is not None and any(c.name == APPROVAL_TOOL for c in release.tool_calls)
-    if release is None:
+    if rejection is not None:
+        reviewers = [rejection.reviewer]
+        reason = rejection.reason or f"Rejected by {rejection.reviewer}."
+        meta = {
+            **meta,
+            "signer": rejection.reviewer,
+            "digest": f"sha256:{rejection.candidate.digest}",
+            "comment_url": rejection.candidate.comment_url,
+        }
+    elif release is None:
         reason = "Nobody answered before the ticket's deadline: not approved."
     elif approved:
         reason = release.content or "Approved."
     else:
         reason = release.content or "Refused."
+    named = approved or rejection is not None
     structured = {
         "approved": approved,
-        "reviewers": list(reviewers) if approved else [],
+        "reviewers": list(reviewers) if named else [],
         "reason": reason,
         "ticket_url": meta["ticket_url"],
         "signer": meta["signer"],
         "digest": meta["digest"],
     }
     verdict = "Approved" if approved else "Not approved"
+    if rejection is not None:
+        verdict = f"Rejected by {rejection.reviewer}"
     text = f"{verdict}: {reason}"
     if reviewers and approved:
         text += f" (reviewers: {', '.join(reviewers)})"

@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -220,6 +220,11 @@ _MIGRATIONS: dict[int, str] = {
         canceled_at  REAL
     );
     CREATE INDEX tool_tasks_by_client ON tool_tasks (client, created_at);
+    """,
+    # A judgement's signed text, so a rejection's reason reaches the agent that asked for
+    # the approval (MCP's request_approval), here or after a restart.
+    12: """
+    ALTER TABLE judgements ADD COLUMN reason TEXT NOT NULL DEFAULT '';
     """,
 }
 
