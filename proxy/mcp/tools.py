@@ -29,6 +29,7 @@ from ticketing.desk import Outcome
 from ticketing.release.schemas import schema_error, schema_problems
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
+from .addressing import Addressee
 from .wire import InvalidParams
 
 __all__ = [
@@ -63,7 +64,15 @@ ASK_TEAM: dict[str, Any] = {
             "question": {"type": "string", "minLength": 1, "maxLength": _TEXT_LIMIT},
             "context": {"type": "string", "maxLength": _TEXT_LIMIT},
             "answer_schema": {"type": "object"},
-            "to": {"type": "string", "minLength": 1, "maxLength": 100},
+            "to": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 100,
+                "description": (
+                    "Whom to ask: a GitHub login in the team's keyring, or a team: "
+                    "editors or reviewers. The ticket mentions only them."
+                ),
+            },
         },
         "required": ["question"],
         "additionalProperties": False,
@@ -183,8 +192,13 @@ def _answer_schema_problems(schema: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def tool_request(call: ToolCall, *, client: str, agent: str) -> ChatRequest:
-    """Return the ticket's request for a tool call; identical calls share its key."""
+def tool_request(
+    call: ToolCall, *, client: str, agent: str, addressee: Addressee | None = None
+) -> ChatRequest:
+    """Return the ticket's request for a tool call; identical calls share its key.
+
+    ``addressee`` is ``to`` resolved against the keyring: the ticket pings those logins.
+    """
     args = call.arguments
     key = hashlib.sha256(
         json.dumps(["mcp", client, call.name, args], sort_keys=True, ensure_ascii=False).encode()
@@ -194,8 +208,8 @@ def tool_request(call: ToolCall, *, client: str, agent: str) -> ChatRequest:
     parts = [args["question"]]
     if args.get("context"):
         parts.append(f"Context:\n{args['context']}")
-    if args.get("to"):
-        parts.append(f"Asked of: {args['to']}")
+    if addressee is not None:
+        parts.append(f"Asked of: {addressee.shown}")
     schema = args.get("answer_schema")
     return ChatRequest(
         model=TOOL_MODEL,
@@ -203,6 +217,7 @@ def tool_request(call: ToolCall, *, client: str, agent: str) -> ChatRequest:
         client=client,
         metadata={"agent": agent},
         key=key,
+        addressed=() if addressee is None else addressee.logins,
         response_format=(
             None
             if schema is None
