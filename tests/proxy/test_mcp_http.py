@@ -130,6 +130,20 @@ async def test_no_client_key_is_refused_with_401(stack: Stack) -> None:
     assert body["error"]["code"] == -32600
 
 
+async def test_missing_or_wrong_key_401_names_the_bearer_scheme(stack: Stack) -> None:
+    """A 401 of /mcp carries WWW-Authenticate: Bearer (RFC 6750), invalid_token if one was sent."""
+    for headers, challenge in (
+        ({}, 'Bearer realm="ticketproxy"'),
+        ({"Authorization": "Bearer wrong"}, 'Bearer realm="ticketproxy", error="invalid_token"'),
+    ):
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(mcp_url(stack), json={}, headers=headers) as response,
+        ):
+            assert response.status == 401
+            assert response.headers["WWW-Authenticate"] == challenge
+
+
 async def test_hostile_origin_is_refused(stack: Stack) -> None:
     """A page of another origin (DNS rebinding, cross-site) is refused 403 before the key."""
     status, body = await _post(
