@@ -23,7 +23,13 @@ _LAUNCHER = NODE_MODULES / _PACKAGE / "clients" / "launcher" / "build" / "index.
 async def _inspect(stack: Stack, tmp_path: Path, *options: str) -> Any:
     """Run ``inspector --cli`` against the stack's /mcp with ``options``; return its JSON."""
     node = require_node_packages(_PACKAGE)
-    env = {**os.environ, "MCP_CATALOG_PATH": str(tmp_path / "catalog.json"), "NO_COLOR": "1"}
+    # Its catalog and storage (under HOME) go to the test's folder, not the user's.
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path),
+        "MCP_CATALOG_PATH": str(tmp_path / "catalog.json"),
+        "NO_COLOR": "1",
+    }
     process = await asyncio.create_subprocess_exec(
         node,
         str(_LAUNCHER),
