@@ -77,6 +77,8 @@ class Unauthorized(APIError):
 
     status = 401
     type = "invalid_request_error"
+    # The ``WWW-Authenticate`` challenge sent with it (RFC 9110 section 11.6.1), if any.
+    challenge: str | None = None
 
 
 class Forbidden(APIError):

@@ -52,6 +52,8 @@ def error_response(
     headers = {"x-request-id": request_id}
     if isinstance(error, RateLimited):
         headers["retry-after"] = str(max(1, math.ceil(error.retry_after)))
+    if isinstance(error, Unauthorized) and error.challenge is not None:
+        headers["www-authenticate"] = error.challenge
     response = web.json_response(envelope(error), status=error.status, headers=headers)
     if error.closes_connection:
         response.force_close()
@@ -198,8 +200,13 @@ class ClientKeys:
                 matched = key
         if presented is None or matched is None:
             hint = "Send `Authorization: Bearer <key>`" if front is None else front.key_hint
-            raise Unauthorized(
+            refusal = Unauthorized(
                 f"Incorrect API key provided. {hint} with one of the keys in TICKETPROXY_API_KEYS.",
                 code="invalid_api_key",
             )
+            if read_key is bearer_key:
+                # RFC 6750 section 3, and MCP's authorization: a 401 names its scheme.
+                invalid = "" if presented is None else ', error="invalid_token"'
+                refusal.challenge = f'Bearer realm="ticketproxy"{invalid}'
+            raise refusal
         request[CLIENT] = self._client_ids[matched]

@@ -79,6 +79,9 @@ class ChatRequest:
     # A task's step (Agent Protocol, A2A): the answer's ```artifact path=...``` blocks are
     # files the agent created, and their paths are checked before it is released.
     answer_artifacts: bool = False
+    # Keyring logins the request is asked of (MCP's ``to``, resolved by the front against the
+    # keyring, never the agent's text): the ticket shows and mentions them.
+    addressed: tuple[str, ...] = ()
 
     @property
     def system_prompt(self) -> str:
@@ -118,6 +121,7 @@ class ChatRequest:
             tools=tools,
             response_format=None if fmt is None else ResponseFormat(**fmt),
             stop=tuple(data.pop("stop")),
+            addressed=tuple(data.pop("addressed", ())),
             **data,
         )
 

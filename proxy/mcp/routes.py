@@ -14,10 +14,14 @@ the next call.
 from __future__ import annotations
 
 import importlib.metadata
+import logging
 from functools import partial
 from typing import Any
 
 from aiohttp import web
+
+from auth.errors import KeyringError
+from ticketing.desk import Desk
 
 from ..bodies import read_body
 from ..errors import APIError, MethodNotAllowed
@@ -25,6 +29,7 @@ from ..fronts import FRONTS, Front, Fronts
 from ..handlers import DESK, SETTINGS
 from ..keepalive import JSON_FRAMING
 from ..middleware import CLIENT, REQUEST_ID
+from .addressing import Addressee, resolve_addressee
 from .task_wire import read_ttl
 from .tasks import TASK_METHODS, start_task
 from .tools import TOOLS, read_tool_call, refused_result, tool_request
@@ -44,6 +49,8 @@ from .wire import (
 )
 
 __all__ = ["MCP_PATH", "install_mcp"]
+
+log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 SESSION_HEADER = "Mcp-Session-Id"
@@ -169,7 +176,16 @@ def _answer(message: Message) -> dict[str, Any]:
 
 async def call_tool(request: web.Request, message: Message) -> web.StreamResponse:
     """``tools/call``: open or re-attach to the ticket, then wait for it or return a task."""
+    desk = request.app[DESK]
     checked = read_tool_call(message.params)
+    addressee: Addressee | None = None
+    if not isinstance(checked, list) and "to" in checked.arguments:
+        # Checked before the ticket opens: a name not in the keyring leaves no ticket.
+        found = _addressee(desk, checked.arguments["to"])
+        if isinstance(found, str):
+            checked = [found]
+        else:
+            addressee = found
     task = message.params.get("task")
     if isinstance(checked, list):
         if task is not None:
@@ -177,14 +193,26 @@ async def call_tool(request: web.Request, message: Message) -> web.StreamRespons
         return web.json_response(result_json(message.id, refused_result(checked)))
     # Read before the ticket opens: a refused ttl must leave no ticket behind.
     ttl = None if task is None else read_ttl(task)
-    desk = request.app[DESK]
     chat = tool_request(
         checked,
         client=request[CLIENT],
         agent=agent_of_session(request.headers.get(SESSION_HEADER)),
+        addressee=addressee,
     )
     ticket = await desk.submit(chat, request_id=request[REQUEST_ID])
     del chat
     if ttl is not None:
         return web.json_response(result_json(message.id, start_task(request, checked, ticket, ttl)))
-    return await answer_when_settled(request, message, ticket, partial(tool_result, desk, checked))
+    render = partial(tool_result, desk, checked)
+    return await answer_when_settled(request, message, ticket, render, rejection=checked.approval)
+
+
+def _addressee(desk: Desk, to: str) -> Addressee | str:
+    """Return who ``to`` names in the keyring now, or the problem with it."""
+    try:
+        keyring = desk.keyring()
+    except KeyringError as exc:
+        # The operator's problem, not the agent's: said as a server error, with the cause.
+        log.error("ask_team's `to` cannot be checked: the keyring is unreadable: %s", exc)
+        raise McpError(f"This ticketproxy cannot read its keyring to check `to`: {exc}") from None
+    return resolve_addressee(to, keyring)

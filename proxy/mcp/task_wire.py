@@ -9,8 +9,10 @@ result is ``approved: false``.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from ticketing.desk import Outcome
@@ -21,6 +23,8 @@ from .wire import InvalidParams
 __all__ = [
     "RELATED_TASK",
     "TERMINAL",
+    "next_cursor",
+    "read_cursor",
     "read_task_id",
     "read_ttl",
     "related",
@@ -44,6 +48,44 @@ def read_ttl(task: object) -> int:
     if isinstance(ttl, bool) or not isinstance(ttl, int) or ttl <= 0:
         raise InvalidParams("`task.ttl` must be a positive number of milliseconds.")
     return min(ttl, MAX_TTL_MS)
+
+
+def next_cursor(last: StoredToolTask) -> str:
+    """Return the opaque ``nextCursor`` of the page that ended with ``last``."""
+    position = json.dumps([last.created_at.timestamp(), last.task_id], separators=(",", ":"))
+    return base64.urlsafe_b64encode(position.encode()).decode().rstrip("=")
+
+
+def read_cursor(params: Mapping[str, Any]) -> tuple[datetime, str] | None:
+    """Return where a ``tasks/list`` page starts: after the cursor's task (None: the first)."""
+    cursor = params.get("cursor")
+    if cursor is None:
+        return None
+    position = _position(cursor) if isinstance(cursor, str) else None
+    if position is None:
+        raise InvalidParams(
+            "`cursor` is not one this server gave: pass a tasks/list nextCursor as it was."
+        )
+    return position
+
+
+def _position(cursor: str) -> tuple[datetime, str] | None:
+    """Return the creation time and id a cursor carries, or None if it carries none."""
+    try:
+        decoded = json.loads(base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()))
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(decoded, list) or len(decoded) != 2:
+        return None
+    seconds, task_id = decoded
+    if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+        return None
+    if not isinstance(task_id, str):
+        return None
+    try:
+        return datetime.fromtimestamp(seconds, UTC), task_id
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def read_task_id(params: Mapping[str, Any]) -> str:

@@ -24,15 +24,23 @@ from ticketing.store.tool_tasks import StoredToolTask
 
 from ..handlers import DESK
 from ..middleware import CLIENT
-from .task_wire import TERMINAL, read_task_id, related, status_of, task_json
-from .tools import ToolCall
+from .task_wire import (
+    TERMINAL,
+    next_cursor,
+    read_cursor,
+    read_task_id,
+    related,
+    status_of,
+    task_json,
+)
+from .tools import REQUEST_APPROVAL, ToolCall
 from .waiting import answer_when_settled, tool_result
 from .wire import InvalidParams, Message, result_json
 
 __all__ = ["TASK_METHODS", "start_task"]
 
-# tasks/list gives this many of the client's newest tasks.
-_LISTED = 100
+# tasks/list gives this many of the client's tasks a page; nextCursor leads to the next.
+PAGE_SIZE = 20
 
 TaskMethod = Callable[[web.Request, Message], Awaitable[web.StreamResponse]]
 
@@ -67,8 +75,13 @@ def _found(request: web.Request, message: Message) -> tuple[StoredToolTask, Tick
     return task, ticket
 
 
+def _settled(desk: Desk, task: StoredToolTask, ticket: Ticket) -> Outcome | None:
+    """Return the task's outcome so far: an approval also ends on a reviewer's rejection."""
+    return desk.settled(ticket, rejection=task.tool == REQUEST_APPROVAL["name"])
+
+
 def _view(desk: Desk, task: StoredToolTask, ticket: Ticket) -> dict[str, Any]:
-    outcome = desk.settled(ticket)
+    outcome = _settled(desk, task, ticket)
     updated = None if outcome is None or outcome.answer is None else outcome.answer.accepted_at
     return task_json(task, status_of(task, outcome), url=ticket.issue_url or "", updated=updated)
 
@@ -80,14 +93,21 @@ async def get_task(request: web.Request, message: Message) -> web.StreamResponse
 
 
 async def list_tasks(request: web.Request, message: Message) -> web.StreamResponse:
-    """``tasks/list``: the client's newest tasks, newest first."""
+    """``tasks/list``: the client's tasks, newest first, a page at a time (``cursor``)."""
     desk = request.app[DESK]
+    before = read_cursor(message.params)
+    # One more than a page: whether it comes says whether there is a next page.
+    tasks = desk.store.tool_tasks(request[CLIENT], PAGE_SIZE + 1, before=before)
+    page = tasks[:PAGE_SIZE]
     views = []
-    for task in desk.store.tool_tasks(request[CLIENT], _LISTED):
+    for task in page:
         ticket = desk.store.get_ticket(task.ticket_id)
         if ticket is not None:
             views.append(_view(desk, task, ticket))
-    return web.json_response(result_json(message.id, {"tasks": views}))
+    result: dict[str, Any] = {"tasks": views}
+    if len(tasks) > PAGE_SIZE:
+        result["nextCursor"] = next_cursor(page[-1])
+    return web.json_response(result_json(message.id, result))
 
 
 async def task_result(request: web.Request, message: Message) -> web.StreamResponse:
@@ -97,7 +117,7 @@ async def task_result(request: web.Request, message: Message) -> web.StreamRespo
         raise InvalidParams(f"Task {task.task_id!r} was cancelled: it has no result.")
     call = ToolCall(task.tool, json.loads(task.arguments))
     render = partial(_related_result, request.app[DESK], call, task.task_id)
-    return await answer_when_settled(request, message, ticket, render)
+    return await answer_when_settled(request, message, ticket, render, rejection=call.approval)
 
 
 def _related_result(desk: Desk, call: ToolCall, task_id: str, outcome: Outcome) -> dict[str, Any]:
@@ -108,7 +128,7 @@ async def cancel_task(request: web.Request, message: Message) -> web.StreamRespo
     """``tasks/cancel``: close the waiting ticket and record the task cancelled."""
     desk = request.app[DESK]
     task, ticket = _found(request, message)
-    status = status_of(task, desk.settled(ticket))
+    status = status_of(task, _settled(desk, task, ticket))
     if status in TERMINAL:
         raise InvalidParams(f"Task {task.task_id!r} is already {status}: it cannot be cancelled.")
     desk.expire(ticket)

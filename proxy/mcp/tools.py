@@ -29,10 +29,12 @@ from ticketing.desk import Outcome
 from ticketing.release.schemas import schema_error, schema_problems
 from ticketing.request import ChatRequest, Message, ResponseFormat, ToolSpec
 
+from .addressing import Addressee
 from .wire import InvalidParams
 
 __all__ = [
     "APPROVAL_TOOL",
+    "REQUEST_APPROVAL",
     "TOOLS",
     "ToolCall",
     "answer_result",
@@ -62,7 +64,15 @@ ASK_TEAM: dict[str, Any] = {
             "question": {"type": "string", "minLength": 1, "maxLength": _TEXT_LIMIT},
             "context": {"type": "string", "maxLength": _TEXT_LIMIT},
             "answer_schema": {"type": "object"},
-            "to": {"type": "string", "minLength": 1, "maxLength": 100},
+            "to": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 100,
+                "description": (
+                    "Whom to ask: a GitHub login in the team's keyring, or a team: "
+                    "editors or reviewers. The ticket mentions only them."
+                ),
+            },
         },
         "required": ["question"],
         "additionalProperties": False,
@@ -182,8 +192,13 @@ def _answer_schema_problems(schema: Mapping[str, Any]) -> list[str]:
     return []
 
 
-def tool_request(call: ToolCall, *, client: str, agent: str) -> ChatRequest:
-    """Return the ticket's request for a tool call; identical calls share its key."""
+def tool_request(
+    call: ToolCall, *, client: str, agent: str, addressee: Addressee | None = None
+) -> ChatRequest:
+    """Return the ticket's request for a tool call; identical calls share its key.
+
+    ``addressee`` is ``to`` resolved against the keyring: the ticket pings those logins.
+    """
     args = call.arguments
     key = hashlib.sha256(
         json.dumps(["mcp", client, call.name, args], sort_keys=True, ensure_ascii=False).encode()
@@ -193,8 +208,8 @@ def tool_request(call: ToolCall, *, client: str, agent: str) -> ChatRequest:
     parts = [args["question"]]
     if args.get("context"):
         parts.append(f"Context:\n{args['context']}")
-    if args.get("to"):
-        parts.append(f"Asked of: {args['to']}")
+    if addressee is not None:
+        parts.append(f"Asked of: {addressee.shown}")
     schema = args.get("answer_schema")
     return ChatRequest(
         model=TOOL_MODEL,
@@ -202,6 +217,7 @@ def tool_request(call: ToolCall, *, client: str, agent: str) -> ChatRequest:
         client=client,
         metadata={"agent": agent},
         key=key,
+        addressed=() if addressee is None else addressee.logins,
         response_format=(
             None
             if schema is None
@@ -273,25 +289,42 @@ def answer_result(outcome: Outcome, *, schema: bool) -> dict[str, Any]:
 
 
 def approval_result(outcome: Outcome, reviewers: Sequence[str]) -> dict[str, Any]:
-    """Return ``request_approval``'s result: approved by the call, refused by plain text."""
+    """Return ``request_approval``'s result: approved by the call, refused by plain text.
+
+    A reviewer's signed rejection of the held approval is ``approved: false`` too: its
+    reviewer is the one named, and signed; the digest is of the answer they rejected.
+    """
     release = outcome.release
     meta = _provenance(outcome)
+    rejection = outcome.rejection
     approved = release is not None and any(c.name == APPROVAL_TOOL for c in release.tool_calls)
-    if release is None:
+    if rejection is not None:
+        reviewers = [rejection.reviewer]
+        reason = rejection.reason or f"Rejected by {rejection.reviewer}."
+        meta = {
+            **meta,
+            "signer": rejection.reviewer,
+            "digest": f"sha256:{rejection.candidate.digest}",
+            "comment_url": rejection.candidate.comment_url,
+        }
+    elif release is None:
         reason = "Nobody answered before the ticket's deadline: not approved."
     elif approved:
         reason = release.content or "Approved."
     else:
         reason = release.content or "Refused."
+    named = approved or rejection is not None
     structured = {
         "approved": approved,
-        "reviewers": list(reviewers) if approved else [],
+        "reviewers": list(reviewers) if named else [],
         "reason": reason,
         "ticket_url": meta["ticket_url"],
         "signer": meta["signer"],
         "digest": meta["digest"],
     }
     verdict = "Approved" if approved else "Not approved"
+    if rejection is not None:
+        verdict = f"Rejected by {rejection.reviewer}"
     text = f"{verdict}: {reason}"
     if reviewers and approved:
         text += f" (reviewers: {', '.join(reviewers)})"

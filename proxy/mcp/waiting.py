@@ -2,7 +2,8 @@
 
 Shared by ``tools/call`` and ``tasks/result``. While people think, the answer is an SSE
 stream that carries a ``notifications/progress`` every heartbeat interval when the request
-gave a ``progressToken`` (a comment line otherwise), then the response.
+gave a ``progressToken`` (a comment line otherwise), then the response. An approval's
+wait also ends on a reviewer's signed rejection (``Desk.watch(..., rejection=True)``).
 """
 
 from __future__ import annotations
@@ -28,15 +29,18 @@ Render = Callable[[Outcome], dict[str, Any]]
 
 
 async def answer_when_settled(
-    request: web.Request, message: Message, ticket: Ticket, render: Render
+    request: web.Request, message: Message, ticket: Ticket, render: Render, *, rejection: bool
 ) -> web.StreamResponse:
-    """Answer ``message`` with the ticket's outcome, rendered, once it is settled."""
+    """Answer ``message`` with the ticket's outcome, rendered, once it is settled.
+
+    With ``rejection``, a reviewer's rejection of the held answer settles it too.
+    """
     desk = request.app[DESK]
-    settled = desk.settled(ticket)
+    settled = desk.settled(ticket, rejection=rejection)
     if settled is not None:
         desk.delivered(settled)
         return web.json_response(result_json(message.id, render(settled)))
-    outcome = desk.watch(ticket)
+    outcome = desk.watch(ticket, rejection=rejection)
     meta = message.params.get("_meta")
     token = meta.get("progressToken") if isinstance(meta, dict) else None
     if "text/event-stream" not in request.headers.get(hdrs.ACCEPT, ""):

@@ -3,58 +3,31 @@
 from __future__ import annotations
 
 import asyncio
-import json
-import sys
-from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
 
 from auth.roles import Act
+from tests.helpers.mcp_runs import (
+    answer_when_open,
+    approving_call,
+    held_for_review,
+    judge,
+    mcp_url,
+    run_sdk_client,
+)
 from tests.helpers.stack import CLIENT_KEY, Stack
-from ticketing.store.model import TicketState
-
-CLIENT = Path(__file__).resolve().parents[1] / "helpers" / "mcp_client.py"
 
 pytestmark = pytest.mark.slow
 # The bot's reply to a signed answer the agent cannot use, saying why.
 _REFUSED = "<!-- ticketproxy:reply unreleasable -->"
 
 
-def _url(stack: Stack) -> str:
-    return stack.base_url.removesuffix("/v1") + "/mcp"
-
-
-async def _run(stack: Stack, calls: list[list[Any]], *, key: str = CLIENT_KEY) -> dict[str, Any]:
-    """Run the SDK client through ``calls``; return its report."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(CLIENT),
-        _url(stack),
-        key,
-        json.dumps(calls),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
-    report: dict[str, Any] = json.loads(out.decode().splitlines()[-1])
-    return report
-
-
-async def _answer_when_open(
-    stack: Stack, text: str, *, number: int = 1, after: float = 0.0
-) -> None:
-    await stack.wait_for_issue(number)
-    await asyncio.sleep(after)
-    await stack.answer(number, text)
-
-
 async def test_python_sdk_asks_the_team_and_gets_the_signed_answer(stack: Stack) -> None:
     """ask_team over streamable HTTP returns the signed text, its signer, URL and digest."""
-    editor = asyncio.create_task(_answer_when_open(stack, "Yes, ship it on Monday.", after=1))
-    report = await _run(stack, [["ask_team", {"question": "Can we ship?"}]])
+    editor = asyncio.create_task(answer_when_open(stack, "Yes, ship it on Monday.", after=1))
+    report = await run_sdk_client(stack, [["ask_team", {"question": "Can we ship?"}]])
     await editor
     assert report["tools"] == {
         "ask_team": "Ask the team",
@@ -79,8 +52,10 @@ async def test_answer_schema_gives_the_answer_object_as_structured_content(stack
         "properties": {"ship": {"type": "boolean"}},
         "required": ["ship"],
     }
-    editor = asyncio.create_task(_answer_when_open(stack, '{"ship": true}'))
-    report = await _run(stack, [["ask_team", {"question": "Ship?", "answer_schema": schema}]])
+    editor = asyncio.create_task(answer_when_open(stack, '{"ship": true}'))
+    report = await run_sdk_client(
+        stack, [["ask_team", {"question": "Ship?", "answer_schema": schema}]]
+    )
     await editor
     assert report["calls"][0]["structuredContent"] == {"ship": True}
 
@@ -101,7 +76,9 @@ async def test_answer_failing_the_answer_schema_is_held_and_the_editor_told(stac
         await stack.answer(1, '{"ship": false}')
 
     task = asyncio.create_task(editor())
-    report = await _run(stack, [["ask_team", {"question": "Ship?", "answer_schema": schema}]])
+    report = await run_sdk_client(
+        stack, [["ask_team", {"question": "Ship?", "answer_schema": schema}]]
+    )
     await task
     assert report["calls"][0]["structuredContent"] == {"ship": False}
     replies = await stack.bot_replies(1)
@@ -110,7 +87,7 @@ async def test_answer_failing_the_answer_schema_is_held_and_the_editor_told(stac
 
 async def test_unknown_tool_is_a_json_rpc_error(stack: Stack) -> None:
     """Calling a tool the server does not offer is JSON-RPC's invalid params."""
-    report = await _run(stack, [["delete_repository", {}]])
+    report = await run_sdk_client(stack, [["delete_repository", {}]])
     assert report["calls"][0]["error"]["code"] == -32602
     assert "Unknown tool" in report["calls"][0]["error"]["message"]
     assert await stack.issues() == []
@@ -118,7 +95,7 @@ async def test_unknown_tool_is_a_json_rpc_error(stack: Stack) -> None:
 
 async def test_arguments_not_matching_the_input_schema_are_a_tool_error(stack: Stack) -> None:
     """Arguments the input schema refuses are a tool error naming them; no ticket opens."""
-    report = await _run(stack, [["ask_team", {"question": 42}]])
+    report = await run_sdk_client(stack, [["ask_team", {"question": 42}]])
     result = report["calls"][0]
     assert result["isError"] is True
     assert "question" in result["content"][0]["text"]
@@ -128,7 +105,9 @@ async def test_arguments_not_matching_the_input_schema_are_a_tool_error(stack: S
 async def test_answer_schema_that_is_not_a_json_schema_is_a_tool_error(stack: Stack) -> None:
     """An answer_schema that is not a valid JSON Schema is refused before any ticket."""
     bad = {"type": "object", "properties": {"ship": {"type": "yes-or-no"}}}
-    report = await _run(stack, [["ask_team", {"question": "Ship?", "answer_schema": bad}]])
+    report = await run_sdk_client(
+        stack, [["ask_team", {"question": "Ship?", "answer_schema": bad}]]
+    )
     result = report["calls"][0]
     assert result["isError"] is True
     assert "not a valid JSON Schema" in result["content"][0]["text"]
@@ -139,7 +118,7 @@ async def _post(stack: Stack, headers: dict[str, str]) -> tuple[int, Any]:
     body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
     async with (
         aiohttp.ClientSession() as session,
-        session.post(_url(stack), json=body, headers=headers) as response,
+        session.post(mcp_url(stack), json=body, headers=headers) as response,
     ):
         return response.status, await response.json(content_type=None)
 
@@ -149,6 +128,20 @@ async def test_no_client_key_is_refused_with_401(stack: Stack) -> None:
     status, body = await _post(stack, {})
     assert status == 401
     assert body["error"]["code"] == -32600
+
+
+async def test_missing_or_wrong_key_401_names_the_bearer_scheme(stack: Stack) -> None:
+    """A 401 of /mcp carries WWW-Authenticate: Bearer (RFC 6750), invalid_token if one was sent."""
+    for headers, challenge in (
+        ({}, 'Bearer realm="ticketproxy"'),
+        ({"Authorization": "Bearer wrong"}, 'Bearer realm="ticketproxy", error="invalid_token"'),
+    ):
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(mcp_url(stack), json={}, headers=headers) as response,
+        ):
+            assert response.status == 401
+            assert response.headers["WWW-Authenticate"] == challenge
 
 
 async def test_hostile_origin_is_refused(stack: Stack) -> None:
@@ -162,9 +155,9 @@ async def test_hostile_origin_is_refused(stack: Stack) -> None:
 
 async def test_repeated_identical_call_re_attaches_to_the_open_ticket(stack: Stack) -> None:
     """The same call from the same key, repeated while it waits, opens no second ticket."""
-    first = asyncio.create_task(_run(stack, [["ask_team", {"question": "Same?"}]]))
+    first = asyncio.create_task(run_sdk_client(stack, [["ask_team", {"question": "Same?"}]]))
     await stack.wait_for_issue(1)
-    second = asyncio.create_task(_run(stack, [["ask_team", {"question": "Same?"}]]))
+    second = asyncio.create_task(run_sdk_client(stack, [["ask_team", {"question": "Same?"}]]))
     await asyncio.sleep(1.0)
     await stack.answer(1, "One ticket.")
     reports = await asyncio.gather(first, second)
@@ -177,30 +170,17 @@ async def test_request_approval_is_approved_only_after_a_reviewers_signed_approv
 ) -> None:
     """The editor's approving call is held until a reviewer signs; then approved names them."""
     arguments = {"action": "Deploy", "command": "make deploy"}
-    call = f"```tool_call\n{json.dumps({'name': 'run_command', 'arguments': arguments})}\n```"
+    call = approving_call(arguments)
 
     async def team() -> None:
         await stack.wait_for_issue(1)
         await stack.answer(1, call, signer="alice")
-        for _ in range(200):
-            await stack.settle()
-            ticket = stack.desk.store.get_ticket(1)
-            if ticket is not None and ticket.state is TicketState.NEEDS_REVIEW:
-                break
-            await asyncio.sleep(0.05)
-        else:
-            raise AssertionError("the approving answer was never held for review")
+        await held_for_review(stack)
         await asyncio.sleep(0.5)
         assert not approval.done()
-        await stack.comment(
-            1,
-            stack.signed("Looks fine.", number=1, signer="bob", act=Act.APPROVE, judged=call),
-            author="bob",
-        )
+        await judge(stack, call, reviewer="bob", act=Act.APPROVE, note="Looks fine.")
 
-    approval = asyncio.create_task(
-        _run(stack, [["request_approval", {"action": "Deploy", "command": "make deploy"}]])
-    )
+    approval = asyncio.create_task(run_sdk_client(stack, [["request_approval", arguments]]))
     await team()
     report = await approval
     result = report["calls"][0]["structuredContent"]
@@ -213,8 +193,8 @@ async def test_request_approval_refused_in_text_is_approved_false_with_the_reaso
     stack: Stack,
 ) -> None:
     """A plain-text signed answer refuses: approved false with its reason, not a tool error."""
-    editor = asyncio.create_task(_answer_when_open(stack, "No deploys on Friday."))
-    report = await _run(stack, [["request_approval", {"action": "Deploy to production"}]])
+    editor = asyncio.create_task(answer_when_open(stack, "No deploys on Friday."))
+    report = await run_sdk_client(stack, [["request_approval", {"action": "Deploy to production"}]])
     await editor
     result = report["calls"][0]
     assert result["isError"] is False

@@ -12,26 +12,13 @@ import pytest
 
 from proxy.cli.mcp import mcp_url
 from proxy.mcp.wire import sse_data
+from tests.helpers.mcp_runs import CLIENT, run_sdk_client
 from tests.helpers.stack import CLIENT_KEY, Stack
-
-CLIENT = Path(__file__).resolve().parents[1] / "helpers" / "mcp_client.py"
 
 
 async def _run(stack: Stack, calls: list[list[Any]], *, key: str = CLIENT_KEY) -> dict[str, Any]:
     base = stack.base_url.removesuffix("/v1")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(CLIENT),
-        f"stdio:{base}",
-        key,
-        json.dumps(calls),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 60)
-    assert process.returncode == 0, err.decode()
-    report: dict[str, Any] = json.loads(out.decode().splitlines()[-1])
-    return report
+    return await run_sdk_client(stack, calls, key=key, target=f"stdio:{base}")
 
 
 @pytest.mark.slow

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
+from proxy.mcp.tasks import PAGE_SIZE
 from tests.helpers.stack import CLIENT_KEY, Stack, start_stack, stop_stack
 
 OTHER_KEY = "other-client-key-9876543210"
@@ -144,3 +145,24 @@ async def test_a_task_call_with_a_negative_ttl_opens_no_ticket(stack: Stack) -> 
     assert refused["error"]["code"] == -32602
     assert "ttl" in refused["error"]["message"]
     assert await stack.issues() == []
+
+
+async def test_tasks_list_pages_with_an_opaque_cursor(stack: Stack) -> None:
+    """More tasks than a page: nextCursor leads to the rest, each task listed once."""
+    started = [await _start(stack) for _ in range(PAGE_SIZE + 1)]
+    first = (await _call(stack, "tasks/list", {}))["result"]
+    assert len(first["tasks"]) == PAGE_SIZE
+    cursor = first["nextCursor"]
+    assert isinstance(cursor, str)
+    rest = (await _call(stack, "tasks/list", {"cursor": cursor}))["result"]
+    assert "nextCursor" not in rest
+    listed = [t["taskId"] for t in first["tasks"] + rest["tasks"]]
+    assert sorted(listed) == sorted(started)
+
+
+async def test_forged_tasks_list_cursor_is_invalid_params(stack: Stack) -> None:
+    """A cursor this server never gave is JSON-RPC's invalid params, not an empty page."""
+    for forged in ("not a cursor", "W10", 42):
+        refused = await _call(stack, "tasks/list", {"cursor": forged})
+        assert refused["error"]["code"] == -32602
+        assert "cursor" in refused["error"]["message"]

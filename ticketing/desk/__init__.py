@@ -8,7 +8,7 @@ wires the collaborators; each module of this package holds one of its jobs.
 """
 
 from ticketing.desk.facade import Desk
-from ticketing.desk.outcome import Outcome, decode_release, encode_release
+from ticketing.desk.outcome import Outcome, Rejection, decode_release, encode_release
 from ticketing.desk.settings import LABEL, LABEL_AWAITING, DeskSettings
 
 __all__ = [
@@ -17,6 +17,7 @@ __all__ = [
     "Desk",
     "DeskSettings",
     "Outcome",
+    "Rejection",
     "decode_release",
     "encode_release",
 ]

@@ -251,17 +251,24 @@ class Desk:
         """Render a ticket as GitHub shows it: the issue (step 1) or its step comment."""
         return self._renderer.render(ticket, request)
 
-    def settled(self, ticket: Ticket) -> Outcome | None:
-        """Return the ticket's outcome if it is already decided, without waiting."""
-        return self._waiters.settled(ticket)
+    def settled(self, ticket: Ticket, *, rejection: bool = False) -> Outcome | None:
+        """Return the ticket's outcome if it is already decided, without waiting.
+
+        With ``rejection``, a reviewer's rejection of its held answer decides it too.
+        """
+        return self._waiters.settled(ticket, rejection=rejection)
 
     def recent_delivery(self, request_key: str) -> Outcome | None:
         """Return the delivered outcome a retry of this request gets now, if kept in memory."""
         return self._delivered.recent(request_key)
 
-    def watch(self, ticket: Ticket) -> asyncio.Future[Outcome]:
-        """Return a future of the ticket's outcome: its answer, or its expiry."""
-        return self._waiters.watch(ticket)
+    def watch(self, ticket: Ticket, *, rejection: bool = False) -> asyncio.Future[Outcome]:
+        """Return a future of the ticket's outcome: its answer, or its expiry.
+
+        With ``rejection``, a reviewer's signed rejection of its held answer settles it too
+        (MCP's ``request_approval``); without, the ticket waits for another answer.
+        """
+        return self._waiters.watch(ticket, rejection=rejection)
 
     def delivered(self, outcome: Outcome) -> None:
         """Record that a client received this outcome; close the issue on first delivery."""

@@ -10,9 +10,9 @@ from datetime import timedelta
 from ticketing.clock import Clock
 from ticketing.release import Release
 from ticketing.request import ToolCall
-from ticketing.store.model import StoredAnswer, Ticket
+from ticketing.store.model import Candidate, StoredAnswer, StoredJudgement, Ticket
 
-__all__ = ["DeliveredOutcomes", "Outcome", "decode_release", "encode_release"]
+__all__ = ["DeliveredOutcomes", "Outcome", "Rejection", "decode_release", "encode_release"]
 
 # Delivered outcomes kept in memory to answer retries without touching the store.
 _DELIVERED_CACHE = 4096
@@ -42,20 +42,43 @@ def decode_release(text: str) -> Release:
 
 
 @dataclass(frozen=True)
+class Rejection:
+    """A held answer that a reviewer's signed judgement rejected: who, and why."""
+
+    candidate: Candidate
+    judgement: StoredJudgement
+
+    @property
+    def reviewer(self) -> str:
+        """Return the login of the reviewer who rejected the answer."""
+        return self.judgement.reviewer
+
+    @property
+    def reason(self) -> str:
+        """Return the reviewer's signed text, the reason given."""
+        return self.judgement.reason
+
+
+@dataclass(frozen=True)
 class Outcome:
-    """How a ticket ended: with an accepted answer, or expired without one."""
+    """How a ticket ended: with an accepted answer, or expired without one.
+
+    For a watcher that asked to settle on it, a reviewer's rejection of the held answer ends
+    it too (``rejection``, and no answer), though the ticket itself waits for another answer.
+    """
 
     ticket: Ticket
     answer: StoredAnswer | None
+    rejection: Rejection | None = None
 
     @property
     def expired(self) -> bool:
         """Say whether nobody answered before the deadline."""
-        return self.answer is None
+        return self.answer is None and self.rejection is None
 
     @property
     def release(self) -> Release | None:
-        """Return what the agent receives: text and tool calls, or None when expired."""
+        """Return what the agent receives: text and tool calls; None when expired or rejected."""
         if self.answer is None:
             return None
         if not self.answer.release:

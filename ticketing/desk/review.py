@@ -169,6 +169,7 @@ class Review:
             jti=verdict.jti,
             digest=verdict.digest,
             posted_at=comment.created_at,
+            reason=verdict.text,
         )
         if not self._store.record_judgement(judgement, ticket_id=ticket.id):
             return None
@@ -214,7 +215,11 @@ class Review:
     def reopen_rejected(
         self, ticket: Ticket, comment: Comment, candidate: Candidate, verdict: Accepted
     ) -> None:
-        """Drop the rejected answer; the ticket waits for another."""
+        """Drop the rejected answer; the ticket waits for another.
+
+        Its waiters are woken: a completion goes on waiting, but a watcher that settles on a
+        rejection (MCP's ``request_approval``) gets it, with the reviewer and the reason.
+        """
         number = comment.issue_number
         guard = Guard.ticket_in(ticket.id, {TicketState.OPEN}, newest_step=True)
         writes = [
@@ -242,3 +247,4 @@ class Review:
             candidate.signer,
             verdict.signer,
         )
+        self._waiters.notify(ticket.id)

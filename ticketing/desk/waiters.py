@@ -5,12 +5,18 @@ to) and awaits the future. The future is settled when the ticket is answered (fo
 :mod:`~ticketing.desk.finder`, here or on another replica) or expires at its deadline: one
 timer per ticket, however many clients wait for it. Expiry fails closed: it queues the
 notice, the label and the close on GitHub, and the clients get an outcome with no answer.
+
+A watcher may also ask to settle on a reviewer's rejection of the ticket's held answer
+(``watch(ticket, rejection=True)``): MCP's ``request_approval`` ends there, with the
+reviewer and the reason, while the ticket itself (and every other watcher, such as a chat
+completion) waits for another answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from dataclasses import dataclass
 
 from ticketing.clock import Clock
 from ticketing.errors import DeskStopped
@@ -20,7 +26,7 @@ from ticketing.render.replies import render_expired_notice
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket, TicketState
 
-from .outcome import DeliveredOutcomes, Outcome
+from .outcome import DeliveredOutcomes, Outcome, Rejection
 from .settings import LABEL, LABEL_EXPIRED, DeskSettings
 from .tree_links import queue_checklist
 from .wakeups import Announcer
@@ -28,6 +34,14 @@ from .wakeups import Announcer
 __all__ = ["Waiters"]
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class _Watch:
+    """One waiting client: its future, and whether a rejection settles it."""
+
+    future: asyncio.Future[Outcome]
+    rejection: bool
 
 
 class Waiters:
@@ -50,22 +64,32 @@ class Waiters:
         self._announcer = announcer
         self._delivered = delivered
         self._clock = clock
-        self._watchers: dict[int, list[asyncio.Future[Outcome]]] = {}
+        self._watchers: dict[int, list[_Watch]] = {}
         self._deadline_timers: dict[int, asyncio.TimerHandle] = {}
         self._stopped = False
 
-    def settled(self, ticket: Ticket) -> Outcome | None:
-        """Return the ticket's outcome if it is already decided, without waiting."""
+    def settled(self, ticket: Ticket, *, rejection: bool = False) -> Outcome | None:
+        """Return the ticket's outcome if it is already decided, without waiting.
+
+        With ``rejection``, a reviewer's rejection of its held answer decides it too.
+        """
         remembered = self._delivered.recent(ticket.request_key)
         if remembered is not None and remembered.ticket.id == ticket.id:
             return remembered
         current = self._store.get_ticket(ticket.id)
-        return None if current is None else self._outcome_of(current)
+        if current is None:
+            return None
+        outcome = self._outcome_of(current)
+        if outcome is None and rejection:
+            outcome = self._rejection_of(current)
+        return outcome
 
-    def watch(self, ticket: Ticket) -> asyncio.Future[Outcome]:
+    def watch(self, ticket: Ticket, *, rejection: bool = False) -> asyncio.Future[Outcome]:
         """Return a future of the ticket's outcome: its answer, or its expiry at the deadline.
 
-        Cancelling the future (the client went away) leaves the ticket waiting.
+        With ``rejection``, a reviewer's signed rejection of the ticket's held answer (now or
+        before) settles it too. Cancelling the future (the client went away) leaves the
+        ticket waiting.
         """
         if self._stopped:
             raise DeskStopped()
@@ -74,8 +98,8 @@ class Waiters:
         future: asyncio.Future[Outcome] = asyncio.get_running_loop().create_future()
         # Futures cancelled meanwhile (their clients left) are dropped here and when the
         # ticket settles, rather than by a done-callback each.
-        watchers = [f for f in self._watchers.get(ticket.id, ()) if not f.done()]
-        watchers.append(future)
+        watchers = [w for w in self._watchers.get(ticket.id, ()) if not w.future.done()]
+        watchers.append(_Watch(future, rejection))
         self._watchers[ticket.id] = watchers
         try:
             self._settle(ticket.id)
@@ -162,12 +186,27 @@ class Waiters:
             return Outcome(current, None)
         return None
 
+    def _rejection_of(self, current: Ticket) -> Outcome | None:
+        """Return a waiting ticket's outcome for a watcher that settles on a rejection."""
+        if not current.state.pending:
+            return None
+        candidate = self._store.rejected_candidate(current.id)
+        if candidate is None:
+            return None
+        judgements = self._store.judgements_for(candidate.comment_id)
+        rejecting = next((j for j in judgements if j.act == "reject"), None)
+        if rejecting is None:
+            return None
+        return Outcome(current, None, rejection=Rejection(candidate, rejecting))
+
     def _settle(self, ticket_id: int) -> None:
         """Hand a finished ticket's outcome to its watchers; expire it if overdue."""
         while ticket_id in self._watchers:
-            if all(future.done() for future in self._watchers[ticket_id]):
+            watchers = [w for w in self._watchers[ticket_id] if not w.future.done()]
+            if not watchers:
                 self._unwatch(ticket_id)  # every client waiting here has left
                 return
+            self._watchers[ticket_id] = watchers
             current = self._store.get_ticket(ticket_id)
             assert current is not None
             outcome = self._outcome_of(current)
@@ -176,6 +215,12 @@ class Waiters:
                     if not future.done():
                         future.set_result(outcome)
                 return
+            rejected = self._rejection_of(current) if any(w.rejection for w in watchers) else None
+            if rejected is not None:
+                for watch in watchers:
+                    if watch.rejection:
+                        watch.future.set_result(rejected)
+                continue  # the others wait on
             remaining = (current.deadline - self._clock()).total_seconds()
             if remaining <= 0:
                 # Notifies the watchers (settling them) unless the ticket changed meanwhile;
@@ -193,7 +238,7 @@ class Waiters:
         timer = self._deadline_timers.pop(ticket_id, None)
         if timer is not None:
             timer.cancel()
-        return self._watchers.pop(ticket_id, [])
+        return [watch.future for watch in self._watchers.pop(ticket_id, [])]
 
     def _deadline_passed(self, ticket_id: int) -> None:
         self._deadline_timers.pop(ticket_id, None)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from auth.logins import is_valid_login
 from ticketing.render.markdown import escape_inline, format_span, format_utc
 from ticketing.render.snippets import CELL_LIMIT, code
 from ticketing.request import ChatRequest
@@ -59,6 +60,10 @@ def render_header(
     if task is not None:
         rows.append(("Task", escape_inline(task, limit=CELL_LIMIT)))
     rows.append(("Client", code(request.client)))
+    asked = [f"@{login}" for login in request.addressed if is_valid_login(login)]
+    if asked:
+        # Keyring logins the front resolved (never agent text): mentioning them is the point.
+        rows.append(("Asked of", " ".join(asked)))
     if request.user is not None:
         rows.append(("User", code(request.user)))
     metadata = list(request.metadata.items())

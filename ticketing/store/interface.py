@@ -162,6 +162,10 @@ class AnswerStore(Protocol):
         """Return the answer of a ticket that waits for review, if any."""
         ...
 
+    def rejected_candidate(self, ticket_id: int) -> Candidate | None:
+        """Return the ticket's first answer that reviewers rejected, if any."""
+        ...
+
     def record_judgement(self, judgement: StoredJudgement, *, ticket_id: int) -> bool:
         """Keep a reviewer's verified judgement; False if its comment or jti was seen before."""
         ...

@@ -132,6 +132,8 @@ class StoredJudgement:
     jti: str
     digest: str
     posted_at: datetime
+    # The judgement's signed text: a rejection's reason ("" when recorded before it was kept).
+    reason: str = ""
 
 
 class DraftState(StrEnum):

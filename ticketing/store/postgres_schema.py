@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -198,6 +198,10 @@ _MIGRATIONS: dict[int, str] = {
     4: """
     ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
+    """,
+    # SQLite's 14: a judgement's signed text, so a rejection's reason reaches the agent.
+    5: """
+    ALTER TABLE judgements ADD COLUMN reason TEXT NOT NULL DEFAULT '';
     """,
 }
 

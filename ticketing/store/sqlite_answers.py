@@ -198,6 +198,17 @@ class SQLiteAnswers(SQLDatabase):
             return None
         return record_from_row(Candidate, row, posted_at=from_timestamp, proposed_at=from_timestamp)
 
+    def rejected_candidate(self, ticket_id: int) -> Candidate | None:
+        """Return the ticket's first answer that reviewers rejected, if any."""
+        row = self._db.execute(
+            "SELECT * FROM candidates WHERE ticket_id = ? AND state = 'rejected'"
+            " ORDER BY proposed_at, comment_id LIMIT 1",
+            (ticket_id,),
+        ).fetchone()
+        if row is None:
+            return None
+        return record_from_row(Candidate, row, posted_at=from_timestamp, proposed_at=from_timestamp)
+
     def record_judgement(self, judgement: StoredJudgement, *, ticket_id: int) -> bool:
         """Keep a reviewer's verified judgement; False if its comment or jti was seen before."""
         with self._transaction() as db:
@@ -213,7 +224,7 @@ class SQLiteAnswers(SQLDatabase):
                 return False
             db.execute(
                 "INSERT INTO judgements (comment_id, candidate_id, act, reviewer, kid, jti,"
-                " digest, posted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                " digest, posted_at, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     judgement.comment_id,
                     judgement.candidate_id,
@@ -223,6 +234,7 @@ class SQLiteAnswers(SQLDatabase):
                     judgement.jti,
                     judgement.digest,
                     to_timestamp(judgement.posted_at),
+                    judgement.reason,
                 ),
             )
         return True

@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -230,6 +230,11 @@ _MIGRATIONS: dict[int, str] = {
     13: """
     ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
+    """,
+    # A judgement's signed text, so a rejection's reason reaches the agent that asked for
+    # the approval (MCP's request_approval), here or after a restart.
+    14: """
+    ALTER TABLE judgements ADD COLUMN reason TEXT NOT NULL DEFAULT '';
     """,
 }
 

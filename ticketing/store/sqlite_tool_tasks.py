@@ -47,13 +47,27 @@ class SQLiteToolTasks(SQLDatabase):
         ).fetchone()
         return None if row is None else _task(row)
 
-    def tool_tasks(self, client: str, limit: int) -> list[StoredToolTask]:
-        """Return this client's newest tasks, newest first."""
-        rows = self._db.execute(
-            "SELECT * FROM tool_tasks WHERE client = ? ORDER BY created_at DESC, task_id DESC"
-            " LIMIT ?",
-            (client, limit),
-        ).fetchall()
+    def tool_tasks(
+        self, client: str, limit: int, *, before: tuple[datetime, str] | None = None
+    ) -> list[StoredToolTask]:
+        """Return this client's newest tasks, newest first; only older than ``before``.
+
+        ``before`` is the creation time and id of the last task of the previous page.
+        """
+        if before is None:
+            rows = self._db.execute(
+                "SELECT * FROM tool_tasks WHERE client = ?"
+                " ORDER BY created_at DESC, task_id DESC LIMIT ?",
+                (client, limit),
+            ).fetchall()
+        else:
+            created, task_id = to_timestamp(before[0]), before[1]
+            rows = self._db.execute(
+                "SELECT * FROM tool_tasks WHERE client = ?"
+                " AND (created_at < ? OR (created_at = ? AND task_id < ?))"
+                " ORDER BY created_at DESC, task_id DESC LIMIT ?",
+                (client, created, created, task_id, limit),
+            ).fetchall()
         return [_task(row) for row in rows]
 
     def cancel_tool_task(self, client: str, task_id: str, *, now: datetime) -> bool:

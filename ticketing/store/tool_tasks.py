@@ -40,8 +40,13 @@ class ToolTaskStore(Protocol):
         """Return this client's task, or None (also for another client's)."""
         ...
 
-    def tool_tasks(self, client: str, limit: int) -> list[StoredToolTask]:
-        """Return this client's newest tasks, newest first."""
+    def tool_tasks(
+        self, client: str, limit: int, *, before: tuple[datetime, str] | None = None
+    ) -> list[StoredToolTask]:
+        """Return this client's newest tasks, newest first; only older than ``before``.
+
+        ``before`` is the creation time and id of the last task of the previous page.
+        """
         ...
 
     def cancel_tool_task(self, client: str, task_id: str, *, now: datetime) -> bool:
