@@ -10,8 +10,11 @@ answer: an editor signs it (``ticketproxy answer URL --draft --draft-by LOGIN``)
 Secrets come from the environment only (never an argument, so never a process listing):
 the model's key in ``TICKETPROXY_AGENT_MODEL_KEY``, the token that comments on the ticket
 in ``GITHUB_TOKEN``. Neither is printed. A repeated run (a dispatch sent twice) posts no
-second draft. :class:`DraftFinisher` is the hook where an agent signing as its own identity
-will turn the suggestion into a signed answer; by default the draft is posted as it is.
+second draft. :class:`DraftFinisher` is the hook that decides what is posted: by default
+the draft as it is (:func:`post_as_draft`); with ``--oidc --as LOGIN`` (the action's opt-in
+``answer-as-agent``), the agent's answer signed keylessly as its own identity
+(:func:`answer_as_agent`), never the editor's key. That answer is released only where the
+review policy lets an agent answer (plain text); a command is held for a person.
 """
 
 from __future__ import annotations
@@ -21,9 +24,13 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Protocol
 
+from auth.comment import TRAILER_PREFIX
+from auth.logins import is_valid_login, same_login
+from proxy.cli.oidc_token import sign_as_agent
 from proxy.cli.rules import parse_issue_url
 from proxy.drafts import read_completion
 from proxy.errors import DraftFailed, ProxyError
@@ -62,10 +69,26 @@ def post_as_draft(body: str, *, text: str, ticket: str) -> str:
     return body
 
 
+def answer_as_agent(login: str, env: Mapping[str, str], *, ttl: timedelta) -> DraftFinisher:
+    """Return a finisher that posts the text as ``login``'s answer, signed keylessly (OIDC)."""
+
+    def finish(body: str, *, text: str, ticket: str) -> str:
+        return sign_as_agent(text, ticket=ticket, login=login, env=env, ttl=ttl)
+
+    return finish
+
+
 def agent_draft(
-    args: argparse.Namespace, env: Mapping[str, str], *, finish: DraftFinisher = post_as_draft
+    args: argparse.Namespace, env: Mapping[str, str], *, finish: DraftFinisher | None = None
 ) -> str:
     """Draft the ticket at ``args.ticket_url`` and post the draft; return what was done."""
+    answering = bool(getattr(args, "oidc", False))
+    login = getattr(args, "agent_login", None)
+    if answering and (not login or not is_valid_login(login)):
+        raise ProxyError("--oidc needs --as LOGIN: the account that posts the agent's comments")
+    if finish is None:
+        ttl = timedelta(seconds=args.ttl)
+        finish = answer_as_agent(login, env, ttl=ttl) if answering and login else post_as_draft
     api_url, repo, number = parse_issue_url(args.ticket_url)
     api_url = args.api_url or api_url
     token = env.get(TOKEN_VARIABLE)
@@ -82,6 +105,8 @@ def agent_draft(
         return f"{ticket} is {history.state}: nothing to draft"
     if _drafted_already(history, agent):
         return f"{ticket} has a draft by {agent} already: not drafted again"
+    if answering and login and _answered_already(history, login):
+        return f"{ticket} has an answer signed by {login} already: not answered again"
     text = _ask_model(args, env, history, additions)
     body = render_draft_comment(
         text,
@@ -93,7 +118,8 @@ def agent_draft(
     )
     body = finish(body, text=text, ticket=ticket)
     url = post_comment_once(api_url=api_url, token=token, repo=repo, number=number, body=body)
-    return f"draft by {agent} posted: {url} (sha256 {draft_digest(text)})"
+    what = f"answer by {agent}, signed as {login} (OIDC)," if answering else f"draft by {agent}"
+    return f"{what} posted: {url} (sha256 {draft_digest(text)})"
 
 
 def _prompt_additions(path: Path) -> str:
@@ -115,6 +141,14 @@ def _drafted_already(history: IssueHistory, agent: str) -> bool:
     header = f"**Suggested answer** drafted by **{escape_inline(agent)}**"
     return any(
         comment.body.startswith(header) and parse_draft_comment(comment.body) is not None
+        for comment in history.comments
+    )
+
+
+def _answered_already(history: IssueHistory, login: str) -> bool:
+    """Say whether ``login`` posted a signed comment here already (a dispatch sent twice)."""
+    return any(
+        same_login(comment.author_login, login) and TRAILER_PREFIX in comment.body
         for comment in history.comments
     )
 
