@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -225,6 +225,12 @@ _MIGRATIONS: dict[int, str] = {
     # approve it (a self-approval by proxy).
     12: """
     ALTER TABLE candidates ADD COLUMN on_behalf_of TEXT;
+    """,
+    # A draft handed to an editor's personal agent: whose agent (the login whose draft
+    # comment is taken), and the comment it posted.
+    13: """
+    ALTER TABLE drafts ADD COLUMN agent TEXT;
+    ALTER TABLE drafts ADD COLUMN comment_url TEXT;
     """,
 }
 
