@@ -260,3 +260,35 @@ async def test_an_agent_whose_model_fails_posts_nothing_and_leaks_no_key(
     assert MODEL_KEY not in captured.err + captured.out
     assert not [c for c in await agent_stack.comments(1) if parse_draft_comment(c.body)]
     pending.cancel()
+
+
+async def test_a_ticket_labelled_in_its_metadata_dispatches_the_label_routes_agent(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """``label:billing``: a request whose metadata carries billing goes to alice's agent."""
+    routes = read_agent_routes({VARIABLE: "label:billing=alice/ticketproxy-agent/agent.yml"})
+    stack = await start_stack(github_sandbox, sandbox_config, tmp_path, agent_routes=routes)
+    try:
+        host_alices_workflow(stack)
+        client = stack.openai()
+        plain = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+        await stack.wait_for_issue(1)
+        await stack.desk.followups.drain()
+        assert stack.sandbox.sandbox.dispatches == []
+        labelled = asyncio.create_task(
+            client.chat.completions.create(
+                model="gpt-4o",
+                messages=[{"role": "user", "content": "Why was I charged twice?"}],
+                metadata={"ticketproxy_labels": "urgent,billing"},
+            )
+        )
+        await stack.wait_for_issue(2)
+        await stack.desk.followups.drain()
+        [dispatch] = stack.sandbox.sandbox.dispatches
+        ticket = stack.desk.store.ticket_for_issue(2)
+        assert ticket is not None
+        assert dispatch.inputs == {"ticket_url": ticket.issue_url}
+        plain.cancel()
+        labelled.cancel()
+    finally:
+        await stop_stack(stack)

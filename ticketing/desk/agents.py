@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Sequence
 
 from auth.logins import same_login
-from ticketing.agent_routes import AgentRoute, route_for
+from ticketing.agent_routes import AgentRoute, request_labels, route_for
 from ticketing.clock import Clock
 from ticketing.github.interface import Comment
 from ticketing.github.write_kinds import Guard, WriteKind
@@ -59,7 +59,8 @@ def dispatch_to_agent(
     if ticket.step != 1:
         # The agent drafts for the issue (its first step); a run's later steps are not routed.
         return None
-    route = route_for(routes, model=request.model, client=request.client)
+    labels = request_labels(request.metadata)
+    route = route_for(routes, model=request.model, client=request.client, labels=labels)
     if route is None:
         return None
     if ticket.issue_number is None or ticket.issue_url is None or not ticket.state.pending:
