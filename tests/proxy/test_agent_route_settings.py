@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -123,3 +124,14 @@ def test_a_toml_route_with_a_model_and_a_label_asks_for_both() -> None:
     assert route_for([route], model="m", client="c", labels=docs) == route
     assert route_for([route], model="m", client="c") is None
     assert route_for([route], model="other", client="c", labels=docs) is None
+
+
+def test_the_readmes_label_example_routes_billing_to_bob_and_gpt_4_turbo_to_alice() -> None:
+    """The README's label routes parse as written and send each request where it says."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [value] = re.findall(r"TICKETPROXY_AGENT_ROUTES='(label:[^']+)'", readme)
+    bob, alice = read_agent_routes({VARIABLE: value})
+    billing = request_labels({LABELS_METADATA_KEY: "billing,urgent"})
+    assert route_for((bob, alice), model="gpt-4o", client="c", labels=billing) == bob
+    assert route_for((bob, alice), model="gpt-4-turbo", client="c") == alice
+    assert (bob.editor, alice.editor) == ("bob", "alice")
