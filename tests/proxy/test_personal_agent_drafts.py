@@ -16,6 +16,7 @@ import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.agent_route_settings import VARIABLE, read_agent_routes
+from tests.helpers.agent_runs import wait_for_step
 from tests.helpers.desk_api import DeskApi
 from tests.helpers.personal_agent import ROUTES, ask, host_alices_workflow, run_alices_action
 from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
@@ -119,3 +120,50 @@ async def test_a_draft_posted_by_someone_the_route_does_not_name_is_not_shown(
     assert detail["draft"] is None
     assert not pending.done()
     pending.cancel()
+
+
+async def test_a_later_step_of_the_run_is_drafted_by_alices_agent_for_that_step(
+    agent_stack: Stack, tmp_path: Path
+) -> None:
+    """Step 2 dispatches with its step comment; the draft is for ``#1/2`` and signs it."""
+    client = agent_stack.openai()
+    first = asyncio.create_task(
+        client.chat.completions.create(model="gpt-4-turbo", messages=PROMPT)
+    )
+    await dispatched_url(agent_stack)
+    await agent_stack.answer(1, "README.md and src/.")
+    await asyncio.wait_for(first, 10)
+    follow_up = [
+        *PROMPT,
+        {"role": "assistant", "content": "README.md and src/."},
+        {"role": "user", "content": "And what is in src/?"},
+    ]
+    second = asyncio.create_task(
+        client.chat.completions.create(model="gpt-4-turbo", messages=follow_up)
+    )
+    await wait_for_step(agent_stack, 2)
+    await agent_stack.desk.followups.drain()
+    first_dispatch, step_dispatch = agent_stack.sandbox.sandbox.dispatches
+    step_url = step_dispatch.inputs["ticket_url"]
+    assert step_url.startswith(first_dispatch.inputs["ticket_url"] + "#issuecomment-")
+
+    async with running_upstream_stub(text="src/ holds main.py only.") as model:
+        steps = await run_alices_action(agent_stack, model, step_url, tmp_path / "step2")
+        assert "And what is in src/?" in model.received[0].body["messages"][1]["content"]
+    assert [step.returncode for step in steps] == [0], steps
+    draft = await draft_shown(agent_stack)
+    assert (draft["text"], draft["agent"]) == ("src/ holds main.py only.", "alice")
+    [comment] = [
+        c for c in await agent_stack.comments(1) if parse_draft_comment(c.body) is not None
+    ]
+    parsed = parse_draft_comment(comment.body)
+    assert parsed is not None
+    assert parsed.ticket == f"{REPO}#1/2"
+
+    signed = agent_stack.signed(draft["text"], number=1, ticket=f"{REPO}#1/2")
+    status, _ = await DeskApi(agent_stack).post_comment(
+        1, signed, github_token=agent_stack.token("alice")
+    )
+    assert status == 201
+    reply = await asyncio.wait_for(second, 10)
+    assert reply.choices[0].message.content == "src/ holds main.py only."

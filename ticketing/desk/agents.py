@@ -1,12 +1,13 @@
 """Personal agents: hand a new ticket to the editor's agent that its route names.
 
-When a ticket's request matches a route (:mod:`ticketing.agent_routes`), the ticket's one
-draft is the agent's: the draft is claimed (so the upstream drafter, a retry or another
-replica never drafts it too), and two writes are queued in the durable write queue, within
-its budget: the ``workflow_dispatch`` of the editor's workflow with the ticket's URL as its
-input, and the notice "drafting by alice's agent…" on the ticket. Both are sent only while
-the ticket still waits. GitHub refusing the dispatch is tried again, then given up, and the
-ticket says so (:func:`ticketing.github.write_kinds.abandon_notice`).
+When a ticket's request (an issue, or a later step of an agent run) matches a route
+(:mod:`ticketing.agent_routes`), the ticket's one draft is the agent's: the draft is claimed
+(so the upstream drafter, a retry or another replica never drafts it too), and two writes
+are queued in the durable write queue, within its budget: the ``workflow_dispatch`` of the
+editor's workflow with the ticket's URL as its input, and the notice "drafting by alice's
+agent…" on the ticket. Both are sent only while the ticket still waits. GitHub refusing the
+dispatch is tried again, then given up, and the ticket says so
+(:func:`ticketing.github.write_kinds.abandon_notice`).
 
 The agent posts its draft on the ticket itself, as a marked suggestion naming whose agent
 drafted it; it is never an answer until an editor signs it. When the finder sees that
@@ -52,13 +53,12 @@ def dispatch_to_agent(
 ) -> AgentRoute | None:
     """Queue the dispatch of the agent this ticket is routed to; return its route, or None.
 
-    A ticket with no route, or a later step of an agent run, gets None (the upstream
-    drafter may draft it). A routed ticket whose draft was claimed already (a retry,
-    another replica) gets its route and nothing is queued again.
+    A ticket with no route gets None (the upstream drafter may draft it). Each step of an
+    agent run is routed by its own request, and dispatched with its own address: the issue
+    for step 1, the step comment (``…/issues/12#issuecomment-N``) for a later step, so the
+    agent drafts for that step's reference. A routed ticket whose draft was claimed already
+    (a retry, another replica) gets its route and nothing is queued again.
     """
-    if ticket.step != 1:
-        # The agent drafts for the issue (its first step); a run's later steps are not routed.
-        return None
     labels = request_labels(request.metadata)
     route = route_for(routes, model=request.model, client=request.client, labels=labels)
     if route is None:
