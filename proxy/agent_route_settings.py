@@ -3,11 +3,11 @@
 Three spellings, one meaning (a list of :class:`~ticketing.agent_routes.AgentRoute`):
 
 - inline, routes separated by ``;``: ``model:gpt-4-turbo=alice/ticketproxy-agent/agent.yml``
-  (``WHAT=OWNER/REPO/WORKFLOW[@REF]``; ``WHAT`` is ``model:ID``, ``client:NAME`` or both
-  joined by ``,``; the editor is the fork's owner);
+  (``WHAT=OWNER/REPO/WORKFLOW[@REF]``; ``WHAT`` is ``model:ID``, ``client:NAME``,
+  ``label:NAME`` or several joined by ``,``; the editor is the fork's owner);
 - a TOML file's path (ending in ``.toml``), in the review policy's style, one ``[[route]]``
   table per route with ``repository``, ``workflow`` and at least one of ``model`` and
-  ``client`` (``editor`` and ``ref`` optional);
+  ``client`` or ``label`` (``editor`` and ``ref`` optional);
 - the same TOML inline, starting with ``[[route]]``.
 
 Every mistake raises :class:`~proxy.errors.ConfigError` naming the variable, the route and
@@ -31,8 +31,10 @@ _NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
 _REPO_NAME = re.compile(r"[A-Za-z0-9._-]{1,100}")
 _WORKFLOW = re.compile(r"(?:[A-Za-z0-9._-]{1,100}\.ya?ml|[1-9][0-9]{0,18})")
 _REF = re.compile(r"[A-Za-z0-9._/-]{1,200}")
-_SELECTORS = ("model", "client")
-_TABLE_KEYS = ("editor", "repository", "workflow", "ref", "model", "client")
+_SELECTORS = ("model", "client", "label")
+_TABLE_KEYS = ("editor", "repository", "workflow", "ref", "model", "client", "label")
+# A label as a client writes it in metadata: no comma (the separator), one line.
+_LABEL = re.compile(r"[^,\s](?:[^,\n\r]{0,98}[^,\s])?")
 
 
 def read_agent_routes(environ: Mapping[str, str]) -> tuple[AgentRoute, ...]:
@@ -67,7 +69,7 @@ def parse_inline_routes(value: str) -> tuple[AgentRoute, ...]:
             key, colon, wanted = selector.strip().partition(":")
             if not colon or key not in _SELECTORS or not wanted.strip():
                 raise ConfigError(
-                    f"{where}: {selector.strip()!r} is not model:ID or client:NAME "
+                    f"{where}: {selector.strip()!r} is not model:ID, client:NAME or label:NAME "
                     f"(e.g. {_EXAMPLE})"
                 )
             selectors[key] = wanted.strip()
@@ -138,10 +140,16 @@ def _route(fields: Mapping[str, Any], where: str) -> AgentRoute:
         raise ConfigError(f"{where}: the editor {editor!r} is not a GitHub login")
     model = fields.get("model")
     client = fields.get("client")
-    if model is None and client is None:
+    label = fields.get("label")
+    if model is None and client is None and label is None:
         raise ConfigError(
-            f"{where} says which agent but not which tickets: give a model (model:ID) or a "
-            "client (client:NAME), or both"
+            f"{where} says which agent but not which tickets: give a model (model:ID), a "
+            "client (client:NAME) or a label (label:NAME), or several"
+        )
+    if label is not None and not _LABEL.fullmatch(str(label)):
+        raise ConfigError(
+            f"{where}: the label {label!r} is not one line of up to 100 characters without "
+            "a comma (clients send labels comma-separated in metadata.ticketproxy_labels)"
         )
     return AgentRoute(
         editor=editor,
@@ -150,4 +158,5 @@ def _route(fields: Mapping[str, Any], where: str) -> AgentRoute:
         ref=ref,
         model=None if model is None else str(model),
         client=None if client is None else str(client),
+        label=None if label is None else str(label),
     )

@@ -85,3 +85,14 @@ def test_the_template_ships_its_prompt_file_and_readme() -> None:
     assert "fine-grained" in readme
     assert "40-digit commit SHA" in readme
     assert Path(ACTION).exists()
+
+
+def test_answering_as_the_agent_is_opt_in_and_off_in_the_template() -> None:
+    """The action drafts by default; the template shows ``id-token: write`` commented out."""
+    inputs = load_action()["inputs"]
+    assert inputs["answer-as-agent"]["default"] == "false"
+    assert inputs["agent-login"]["default"] == ""
+    text = WORKFLOW.read_text(encoding="utf-8")
+    assert "  # id-token: write\n" in text
+    assert "  # answer-as-agent: true\n" in text
+    assert "id-token" not in str(_workflow()["permissions"])

@@ -12,12 +12,11 @@ from collections.abc import Mapping
 from datetime import timedelta
 from pathlib import Path
 
-from auth.keys import generate_signing_key, load_signing_key
-from auth.logins import is_valid_login
+from auth.keys import load_signing_key
 from auth.roles import Act
 from auth.sign import sign_comment
 from proxy.cli.github_access import audit_comments, editor_errors, editor_issue
-from proxy.cli.oidc_token import request_oidc_token
+from proxy.cli.oidc_token import sign_as_agent
 from proxy.cli.rules import draft_to_sign, refuse_delivered, step_to_answer
 from proxy.errors import ProxyError
 from ticketing.clock import utc_now
@@ -78,26 +77,19 @@ def _signed_text(ticket: str, text: str, args: argparse.Namespace, env: Mapping[
     ask = bool(getattr(args, "ask", False))
     if ask and act is not Act.ANSWER:
         raise ProxyError("--ask marks an answer as a question back; an approval cannot ask")
-    oidc_token: str | None = None
     if getattr(args, "oidc", False):
         if act is not Act.ANSWER:
             raise ProxyError("--oidc signs an agent's answer; an agent never approves or rejects")
         login = getattr(args, "agent_login", None)
-        if not login or not is_valid_login(login):
-            raise ProxyError("--oidc needs --as LOGIN: the account that posts the agent's comments")
-        # Ephemeral: made for this one answer, never written down; the token names it.
-        key = generate_signing_key(login=login)
-        oidc_token = request_oidc_token(env, audience=key.kid)
-    else:
-        key = load_signing_key(args.key)
+        ttl = timedelta(seconds=args.ttl)
+        return sign_as_agent(text, ticket=ticket, login=login, env=env, ttl=ttl, ask=ask)
     return sign_comment(
         text,
         ticket=ticket,
-        key=key,
+        key=load_signing_key(args.key),
         now=utc_now(),
         act=act,
         ttl=timedelta(seconds=args.ttl),
         judged_digest=getattr(args, "judged_sha256", None),
         ask=ask,
-        oidc_token=oidc_token,
     )

@@ -15,9 +15,14 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
+from datetime import timedelta
 
+from auth.keys import generate_signing_key
+from auth.logins import is_valid_login
 from auth.oidc import OidcTrust
+from auth.sign import sign_comment
 from proxy.errors import ProxyError
+from ticketing.clock import utc_now
 from ticketing.oidc_keys import jwks_url
 
 __all__ = [
@@ -25,6 +30,7 @@ __all__ = [
     "REQUEST_URL_VARIABLE",
     "fetch_issuer_keys",
     "request_oidc_token",
+    "sign_as_agent",
 ]
 
 REQUEST_URL_VARIABLE = "ACTIONS_ID_TOKEN_REQUEST_URL"
@@ -63,6 +69,26 @@ def request_oidc_token(env: Mapping[str, str], *, audience: str, timeout: float 
     if not isinstance(value, str) or not value:
         raise ProxyError('the OIDC token request did not answer {"value": "<token>"}')
     return value
+
+
+def sign_as_agent(
+    text: str,
+    *,
+    ticket: str,
+    login: str | None,
+    env: Mapping[str, str],
+    ttl: timedelta,
+    ask: bool = False,
+) -> str:
+    """Return ``text`` signed for ``ticket`` by an ephemeral key this job's OIDC token names."""
+    if not login or not is_valid_login(login):
+        raise ProxyError("--oidc needs --as LOGIN: the account that posts the agent's comments")
+    # Ephemeral: made for this one answer, never written down; the token names it.
+    key = generate_signing_key(login=login)
+    token = request_oidc_token(env, audience=key.kid)
+    return sign_comment(
+        text, ticket=ticket, key=key, now=utc_now(), ttl=ttl, ask=ask, oidc_token=token
+    )
 
 
 def fetch_issuer_keys(issuer: str, *, timeout: float = 30.0) -> OidcTrust:

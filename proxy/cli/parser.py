@@ -134,6 +134,21 @@ def build_parser() -> argparse.ArgumentParser:
     agent.add_argument(
         "--timeout", type=_seconds, default=300.0, help="seconds to wait for the model"
     )
+    agent.add_argument(
+        "--oidc",
+        action="store_true",
+        help="opt-in: answer as the agent's own keyless identity (this job's OIDC token, needs "
+        "permissions: id-token: write, and --as) instead of posting a draft",
+    )
+    agent.add_argument(
+        "--as",
+        dest="agent_login",
+        metavar="LOGIN",
+        help="with --oidc: the agent's account, which posts its answers (as the keyring lists it)",
+    )
+    agent.add_argument(
+        "--ttl", type=_seconds, default=3600.0, help="with --oidc: seconds the signature is valid"
+    )
     approve = commands.add_parser(
         "approve", help="show the answer awaiting review, then sign and post your approval"
     )

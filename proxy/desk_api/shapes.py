@@ -181,10 +181,20 @@ def review_shape(
 
 
 def draft_shape(draft: StoredDraft | None) -> dict[str, Any] | None:
-    """Describe a posted draft (exact text to sign, unchanged or edited), or None."""
+    """Describe a posted draft (exact text to sign, unchanged or edited), or None.
+
+    ``agent`` is the editor whose personal agent drafted it (null for the upstream model's
+    draft), and ``comment_url`` the agent's draft comment.
+    """
     if draft is None or draft.state is not DraftState.POSTED:
         return None
-    return {"text": draft.text, "model": draft.model, "sha256": draft.digest}
+    return {
+        "text": draft.text,
+        "model": draft.model,
+        "sha256": draft.digest,
+        "agent": draft.agent,
+        "comment_url": draft.comment_url,
+    }
 
 
 def signing_shape(ticket: Ticket, reference: str, held: Candidate | None) -> dict[str, Any]:

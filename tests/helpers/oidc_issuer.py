@@ -8,12 +8,14 @@ and ``/token?audience=…`` answers ``{"value": token}`` to the bearer ``request
 
 from __future__ import annotations
 
+import json
 import secrets
 import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import jwt
@@ -22,6 +24,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from jwt.algorithms import RSAAlgorithm
 
 from auth.agents import OidcAgent
+from embedded_github import SandboxConfig, SandboxUser
 
 REPOSITORY = "alice/ticketproxy-agent"
 REPOSITORY_ID = "424242"
@@ -46,6 +49,19 @@ def alices_agent(**changes: str) -> OidcAgent:
     }
     values.update(changes)
     return OidcAgent(**values)
+
+
+def with_agent_account(config: SandboxConfig) -> SandboxConfig:
+    """Return ``config`` with the account alice's agent workflow posts as."""
+    agent = SandboxUser(AGENT_LOGIN, 1004, secrets.token_hex(20), "write", "Alice's agent")
+    return SandboxConfig(users=(*config.users, agent), repos=config.repos)
+
+
+def list_alices_agent(keyring_path: Path, **changes: str) -> None:
+    """List alice's agent workflow in the keyring file's ``oidc_agents``."""
+    keyring = json.loads(keyring_path.read_text())
+    keyring["oidc_agents"] = [alices_agent(**changes).to_json()]
+    keyring_path.write_text(json.dumps(keyring))
 
 
 @dataclass

@@ -9,8 +9,6 @@ agent's account on the embedded GitHub, in front of ticketproxy trusting that is
 from __future__ import annotations
 
 import asyncio
-import json
-import secrets
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,15 @@ import pytest
 from auth.keys import generate_signing_key
 from auth.roles import Act
 from auth.sign import sign_comment
-from embedded_github import RunningSandbox, SandboxConfig, SandboxUser
+from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
-from tests.helpers.oidc_issuer import AGENT_LOGIN, LocalIssuer, alices_agent, running_issuer
+from tests.helpers.oidc_issuer import (
+    AGENT_LOGIN,
+    LocalIssuer,
+    list_alices_agent,
+    running_issuer,
+    with_agent_account,
+)
 from tests.helpers.review_flow import DANGEROUS, PROMPT, SHELL
 from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
 from ticketing.render.drafts import draft_digest, render_draft_comment
@@ -35,8 +39,7 @@ PLAIN = "The build folder is already empty; nothing to do."
 @pytest.fixture
 def sandbox_config(sandbox_config: SandboxConfig) -> SandboxConfig:
     """Add the account alice's agent workflow posts as."""
-    agent = SandboxUser(AGENT_LOGIN, 1004, secrets.token_hex(20), "write", "Alice's agent")
-    return SandboxConfig(users=(*sandbox_config.users, agent), repos=sandbox_config.repos)
+    return with_agent_account(sandbox_config)
 
 
 @pytest.fixture
@@ -55,9 +58,7 @@ async def agent_stack(
 ) -> AsyncIterator[Stack]:
     """Yield ticketproxy trusting the local issuer, with alice's agent workflow listed."""
     running = await start_stack(github_sandbox, sandbox_config, tmp_path, oidc_issuer=issuer.url)
-    keyring = json.loads(running.settings.keyring_path.read_text())
-    keyring["oidc_agents"] = [alices_agent().to_json()]
-    running.settings.keyring_path.write_text(json.dumps(keyring))
+    list_alices_agent(running.settings.keyring_path)
     try:
         yield running
     finally:
@@ -207,9 +208,7 @@ async def test_editor_approving_their_own_agents_held_command_is_refused(
     agent_stack: Stack, issuer: LocalIssuer
 ) -> None:
     """bob's agent's command waits for a reviewer other than bob: his approval is refused."""
-    keyring = json.loads(agent_stack.settings.keyring_path.read_text())
-    keyring["oidc_agents"] = [alices_agent(on_behalf_of="bob").to_json()]
-    agent_stack.settings.keyring_path.write_text(json.dumps(keyring))
+    list_alices_agent(agent_stack.settings.keyring_path, on_behalf_of="bob")
     pending = asyncio.create_task(
         agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
     )

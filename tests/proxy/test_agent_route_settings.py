@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from proxy.agent_route_settings import VARIABLE, read_agent_routes
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from ticketing.agent_routes import AgentRoute, route_for
+from ticketing.agent_routes import LABELS_METADATA_KEY, AgentRoute, request_labels, route_for
 
 ALICE = AgentRoute(
     editor="alice", repository="alice/ticketproxy-agent", workflow="agent.yml", model="gpt-4-turbo"
@@ -73,7 +74,9 @@ def test_the_first_matching_route_wins_and_a_route_with_both_asks_for_both() -> 
     ("value", "says"),
     [
         ("gpt-4-turbo", "no WHAT=TARGET"),
-        ("label:docs=alice/ticketproxy-agent/agent.yml", "not model:ID or client:NAME"),
+        ("tag:docs=alice/ticketproxy-agent/agent.yml", "not model:ID, client:NAME or label:NAME"),
+        ("label:a,b=alice/ticketproxy-agent/agent.yml", "not model:ID, client:NAME or label"),
+        ("[[route]]\nrepository = 'a/x'\nworkflow = 'a.yml'\nlabel = 'a,b'", "without a comma"),
         ("model:gpt-4-turbo=alice", "is not OWNER/REPO"),
         ("model:gpt-4-turbo=alice/agent.yml", "the workflow '' is neither"),
         ("model:gpt-4-turbo=alice/ticketproxy-agent/agent.txt", "neither a file name"),
@@ -100,3 +103,35 @@ def test_a_routes_file_that_cannot_be_read_names_the_variable_and_the_file(
     with pytest.raises(ConfigError, match=VARIABLE) as caught:
         read_agent_routes({VARIABLE: str(missing)})
     assert str(missing) in str(caught.value)
+
+
+def test_a_label_route_takes_requests_whose_metadata_carries_the_label() -> None:
+    """``label:billing`` matches ``metadata.ticketproxy_labels`` containing billing, any case."""
+    [route] = read_agent_routes({VARIABLE: "label:Billing=alice/ticketproxy-agent/agent.yml"})
+    assert route.label == "Billing"
+    assert request_labels({LABELS_METADATA_KEY: " urgent, BILLING ,"}) == {"urgent", "billing"}
+    labels = request_labels({LABELS_METADATA_KEY: "urgent,billing"})
+    assert route_for([route], model="any", client="any", labels=labels) == route
+    assert route_for([route], model="any", client="any", labels=frozenset({"bill"})) is None
+    assert route_for([route], model="any", client="any") is None
+
+
+def test_a_toml_route_with_a_model_and_a_label_asks_for_both() -> None:
+    """Selectors add up: the model alone, or the label alone, is not enough."""
+    value = "[[route]]\nrepository = 'alice/x'\nworkflow = 'a.yml'\nmodel = 'm'\nlabel = 'docs'"
+    [route] = read_agent_routes({VARIABLE: value})
+    docs = frozenset({"docs"})
+    assert route_for([route], model="m", client="c", labels=docs) == route
+    assert route_for([route], model="m", client="c") is None
+    assert route_for([route], model="other", client="c", labels=docs) is None
+
+
+def test_the_readmes_label_example_routes_billing_to_bob_and_gpt_4_turbo_to_alice() -> None:
+    """The README's label routes parse as written and send each request where it says."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    [value] = re.findall(r"TICKETPROXY_AGENT_ROUTES='(label:[^']+)'", readme)
+    bob, alice = read_agent_routes({VARIABLE: value})
+    billing = request_labels({LABELS_METADATA_KEY: "billing,urgent"})
+    assert route_for((bob, alice), model="gpt-4o", client="c", labels=billing) == bob
+    assert route_for((bob, alice), model="gpt-4-turbo", client="c") == alice
+    assert (bob.editor, alice.editor) == ("bob", "alice")

@@ -8,7 +8,6 @@ composite action's own ``run`` steps executed as a runner would (tests/helpers/c
 from __future__ import annotations
 
 import asyncio
-import sys
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -21,8 +20,15 @@ from embedded_github import RunningSandbox, SandboxConfig
 from proxy.agent_route_settings import VARIABLE, read_agent_routes
 from proxy.cli import main
 from proxy.drafts import DRAFTER
-from tests.helpers.composite_action import TEMPLATE, run_steps
 from tests.helpers.github_openapi.validate import spec
+from tests.helpers.personal_agent import (
+    FORK,
+    MODEL_KEY,
+    ROUTES,
+    host_alices_workflow,
+    run_alices_action,
+)
+from tests.helpers.personal_agent import ask as ask_with
 from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
 from tests.helpers.upstream_stub import UpstreamStub, running_upstream_stub
 from ticketing.github.workflow_dispatch import MAX_INPUTS, dispatch_path
@@ -30,13 +36,9 @@ from ticketing.github.write_kinds import DISPATCH_REFUSED_ATTEMPTS
 from ticketing.render.drafts import parse_draft_comment
 from ticketing.store.model import DraftState
 
-FORK = "alice/ticketproxy-agent"
-ROUTES = "model:gpt-4-turbo=alice/ticketproxy-agent/agent.yml"
 DISPATCH_PATH = r"/repos/alice/ticketproxy-agent/actions/workflows/agent\.yml/dispatches"
 AGENT_DRAFT = "Run `ls` in the workspace first; nothing else is needed."
-MODEL_KEY = "sk-alices-agent-key-that-must-stay-secret-42"
 PROMPT = [{"role": "user", "content": "List the files in the workspace."}]
-VENV_BIN = Path(sys.executable).parent  # the venv whose ticketproxy the action installs
 
 
 @pytest.fixture
@@ -61,15 +63,9 @@ async def alices_model() -> AsyncIterator[UpstreamStub]:
         yield stub
 
 
-def host_alices_workflow(stack: Stack) -> None:
-    """Host the template's workflow in alice's fork, with the one input it declares."""
-    stack.sandbox.sandbox.add_workflow(FORK, ".github/workflows/agent.yml", inputs=("ticket_url",))
-
-
 def ask(stack: Stack) -> asyncio.Task[Any]:
     """Start a chat completion for gpt-4-turbo (routed to alice's agent) in the background."""
-    create = stack.openai().chat.completions.create(model="gpt-4-turbo", messages=PROMPT)
-    return asyncio.create_task(create)
+    return ask_with(stack, PROMPT)
 
 
 async def sent_until_done(stack: Stack) -> None:
@@ -81,31 +77,6 @@ async def sent_until_done(stack: Stack) -> None:
         await stack.desk.followups.send_due()
         await asyncio.sleep(0.01)
     raise AssertionError("the write queue never emptied")
-
-
-async def run_alices_action(stack: Stack, model: UpstreamStub, ticket_url: str, tmp: Path) -> Any:
-    """Run the composite action's steps in alice's fork, as the dispatched workflow would."""
-    fork = tmp / "fork"
-    (fork / ".ticketproxy").mkdir(parents=True)
-    agent_md = (TEMPLATE / ".ticketproxy" / "agent.md").read_text(encoding="utf-8")
-    (fork / ".ticketproxy" / "agent.md").write_text(agent_md, encoding="utf-8")
-    runner_temp = tmp / "runner-temp"
-    # Where the install step's venv would be: this test's venv has ticketproxy installed.
-    (runner_temp / "ticketproxy").mkdir(parents=True)
-    (runner_temp / "ticketproxy" / "bin").symlink_to(VENV_BIN)
-    given = {
-        "ticket-url": ticket_url,
-        "model-base-url": model.base_url,
-        "model": "alices-model",
-        "model-api-key": MODEL_KEY,
-        "github-token": stack.token("alice"),
-    }
-    action_path = TEMPLATE.parents[1] / "actions" / "personal-agent"
-    github = {"repository_owner": "alice", "action_path": str(action_path)}
-    runner_env = {"RUNNER_TEMP": str(runner_temp), "GITHUB_REPOSITORY": FORK, "CI": "true"}
-    return await run_steps(
-        given=given, github=github, runner_env=runner_env, cwd=fork, skip=("Install",)
-    )
 
 
 async def test_a_routed_ticket_is_drafted_by_alices_agent_and_released_when_alice_signs(
@@ -289,3 +260,35 @@ async def test_an_agent_whose_model_fails_posts_nothing_and_leaks_no_key(
     assert MODEL_KEY not in captured.err + captured.out
     assert not [c for c in await agent_stack.comments(1) if parse_draft_comment(c.body)]
     pending.cancel()
+
+
+async def test_a_ticket_labelled_in_its_metadata_dispatches_the_label_routes_agent(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> None:
+    """``label:billing``: a request whose metadata carries billing goes to alice's agent."""
+    routes = read_agent_routes({VARIABLE: "label:billing=alice/ticketproxy-agent/agent.yml"})
+    stack = await start_stack(github_sandbox, sandbox_config, tmp_path, agent_routes=routes)
+    try:
+        host_alices_workflow(stack)
+        client = stack.openai()
+        plain = asyncio.create_task(client.chat.completions.create(model="gpt-4o", messages=PROMPT))
+        await stack.wait_for_issue(1)
+        await stack.desk.followups.drain()
+        assert stack.sandbox.sandbox.dispatches == []
+        labelled = asyncio.create_task(
+            client.chat.completions.create(
+                model="gpt-4o",
+                messages=[{"role": "user", "content": "Why was I charged twice?"}],
+                metadata={"ticketproxy_labels": "urgent,billing"},
+            )
+        )
+        await stack.wait_for_issue(2)
+        await stack.desk.followups.drain()
+        [dispatch] = stack.sandbox.sandbox.dispatches
+        ticket = stack.desk.store.ticket_for_issue(2)
+        assert ticket is not None
+        assert dispatch.inputs == {"ticket_url": ticket.issue_url}
+        plain.cancel()
+        labelled.cancel()
+    finally:
+        await stop_stack(stack)

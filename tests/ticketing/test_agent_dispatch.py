@@ -1,4 +1,4 @@
-"""A routed ticket's dispatch: queued once, with its notice, for the first step only."""
+"""A routed ticket's dispatch: queued once, with its notice, for each step of a run."""
 
 from __future__ import annotations
 
@@ -68,8 +68,8 @@ def test_a_routed_ticket_queues_one_dispatch_and_the_drafting_notice(tmp_path: P
     store.close()
 
 
-def test_an_unrouted_model_or_a_later_step_dispatches_nothing(tmp_path: Path) -> None:
-    """Only first steps of tickets for a routed model go to an agent."""
+def test_an_unrouted_model_dispatches_nothing(tmp_path: Path) -> None:
+    """Only tickets for a routed model go to an agent."""
     store, queue, ticket = _setup(tmp_path)
     clock = lambda: NOW  # noqa: E731
     assert (
@@ -78,11 +78,20 @@ def test_an_unrouted_model_or_a_later_step_dispatches_nothing(tmp_path: Path) ->
         )
         is None
     )
-    step_two = replace(ticket, step=2)
-    assert (
-        dispatch_to_agent(ROUTES, step_two, _request(), store=store, followups=queue, clock=clock)
-        is None
-    )
     assert _queued(store) == []
     assert store.draft_for(ticket.id) is None
+    store.close()
+
+
+def test_a_later_step_is_dispatched_with_its_step_comments_address(tmp_path: Path) -> None:
+    """Step 2 of a run goes to the agent too, its ``ticket_url`` naming the step comment."""
+    store, queue, ticket = _setup(tmp_path)
+    step_url = f"{URL}#issuecomment-77"
+    step_two = replace(ticket, step=2, issue_url=step_url)
+    route = dispatch_to_agent(
+        ROUTES, step_two, _request(), store=store, followups=queue, clock=lambda: NOW
+    )
+    assert route == ROUTES[0]
+    [(_, dispatch), _] = _queued(store)
+    assert dispatch["inputs"] == {TICKET_URL_INPUT: step_url}
     store.close()

@@ -37,6 +37,7 @@ def test_an_agents_draft_names_the_agent_and_reads_back_exactly() -> None:
     )
     assert body.startswith("**Suggested answer** drafted by **bob\\'s agent** with model")
     assert "--draft-by" in body
+    assert "click **Sign the draft unchanged**" in body
     draft = parse_draft_comment(body)
     assert draft is not None
     assert (draft.text, draft.ticket) == (text, "acme/agents#3")

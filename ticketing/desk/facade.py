@@ -27,7 +27,7 @@ from auth.errors import KeyringError
 from auth.keyring import Keyring
 from ticketing.clock import Clock, utc_now
 from ticketing.coordination import Coordinator, LocalCoordinator
-from ticketing.github.interface import GitHubIssues
+from ticketing.github.interface import Comment, GitHubIssues
 from ticketing.github.webhooks import CommentEvent
 from ticketing.github.write_queue import WriteQueue
 from ticketing.oidc_keys import OidcKeys
@@ -36,6 +36,7 @@ from ticketing.request import ChatRequest
 from ticketing.store.interface import TicketStore
 from ticketing.store.model import Ticket
 
+from .agents import take_agent_draft
 from .comments import SignedComments
 from .counters import AnswerCounters
 from .delivery import Delivery
@@ -119,7 +120,7 @@ class Desk:
             settings=settings,
             clock=clock,
         )
-        self._comments = comments = SignedComments(
+        self._comments = SignedComments(
             store=store,
             followups=self.followups,
             coordinator=self.coordinator,
@@ -137,7 +138,7 @@ class Desk:
             store=store,
             github=github,
             coordinator=self.coordinator,
-            consider=comments.consider,
+            consider=self._consider,
             expire_overdue=self._waiters.expire_overdue,
             settings=settings,
             clock=clock,
@@ -202,6 +203,13 @@ class Desk:
         self._waiters.stop()
         await self._finder.release_lease()
         await self.followups.stop()
+
+    async def _consider(self, comment: Comment) -> None:
+        """Take a dispatched agent's draft comment, then act on the comment as on any."""
+        take_agent_draft(
+            comment, store=self.store, reference=self._settings.ticket_ref, clock=self.clock
+        )
+        await self._comments.consider(comment)
 
     def _changed_elsewhere(self, ticket_id: int) -> None:
         """Wake local waiters (and an idle poller) for a ticket another replica changed."""

@@ -140,9 +140,11 @@ def render_draft_comment(
     )
     if agent is not None:
         by = f"**{escape_inline(agent, limit=_MODEL_LIMIT)}** with {by}"
-        # Posted by the agent, not the bot: the editor names whose drafts they sign.
+        # Posted by the agent, not the bot: the editor names whose drafts they sign. The
+        # answer page shows it too, once ticketproxy has seen it from the routed login.
         release = (
-            f"- To release it unchanged: run `ticketproxy answer {issue} --draft --draft-by"
+            f"- To release it unchanged: on {page} click **Sign the draft unchanged**, or run"
+            f" `ticketproxy answer {issue} --draft --draft-by"
             " <the login that posted this comment> --key <your key>`.\n"
             "- To edit it first: copy the text"
         )

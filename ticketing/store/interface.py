@@ -271,8 +271,15 @@ class DraftStore(Protocol):
         text: str = "",
         digest: str = "",
         detail: str | None = None,
+        agent: str | None = None,
     ) -> bool:
         """Record how a claimed draft ended (posted or failed); False if it was not claimed."""
+        ...
+
+    def take_agent_draft(
+        self, ticket_id: int, *, agent: str, now: datetime, text: str, digest: str, comment_url: str
+    ) -> bool:
+        """Keep the newest draft ``agent``'s agent posted; False if not dispatched to it."""
         ...
 
     def draft_for(self, ticket_id: int) -> StoredDraft | None:

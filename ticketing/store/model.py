@@ -157,6 +157,10 @@ class StoredDraft:
     digest: str
     created_at: datetime
     detail: str | None
+    # The editor whose personal agent was dispatched to draft it (None: the upstream model),
+    # and the agent's draft comment once the finder took it.
+    agent: str | None = None
+    comment_url: str | None = None
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -202,6 +202,11 @@ _MIGRATIONS: dict[int, str] = {
     # SQLite's 14: a judgement's signed text, so a rejection's reason reaches the agent.
     5: """
     ALTER TABLE judgements ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+    """,
+    # SQLite's 15: a draft handed to an editor's personal agent, and the comment it posted.
+    6: """
+    ALTER TABLE drafts ADD COLUMN agent TEXT;
+    ALTER TABLE drafts ADD COLUMN comment_url TEXT;
     """,
 }
 

@@ -59,6 +59,7 @@ class SQLiteDrafts(SQLDatabase):
         text: str = "",
         digest: str = "",
         detail: str | None = None,
+        agent: str | None = None,
     ) -> bool:
         """Record how a claimed draft ended (posted or failed); False if it was not claimed."""
         if state is DraftState.CLAIMED:
@@ -66,16 +67,44 @@ class SQLiteDrafts(SQLDatabase):
         with self._transaction() as db:
             cursor = db.execute(
                 "UPDATE drafts SET state = ?, model = ?, text = ?, digest = ?, detail = ?,"
-                " updated_at = ? WHERE ticket_id = ? AND state = ?",
+                " agent = ?, updated_at = ? WHERE ticket_id = ? AND state = ?",
                 (
                     state,
                     model,
                     text,
                     digest,
                     detail,
+                    agent,
                     to_timestamp(now),
                     ticket_id,
                     DraftState.CLAIMED,
+                ),
+            )
+            return cursor.rowcount == 1
+
+    def take_agent_draft(
+        self, ticket_id: int, *, agent: str, now: datetime, text: str, digest: str, comment_url: str
+    ) -> bool:
+        """Keep the newest draft ``agent``'s personal agent posted; False if not dispatched to it.
+
+        Only a draft dispatched to that agent (or one it posted already, which the newer
+        replaces, as ``answer --draft --draft-by`` signs the newest) is taken.
+        """
+        with self._transaction() as db:
+            cursor = db.execute(
+                "UPDATE drafts SET state = ?, text = ?, digest = ?, comment_url = ?,"
+                " updated_at = ? WHERE ticket_id = ? AND agent = ? COLLATE NOCASE"
+                " AND state IN (?, ?)",
+                (
+                    DraftState.POSTED,
+                    text,
+                    digest,
+                    comment_url,
+                    to_timestamp(now),
+                    ticket_id,
+                    agent,
+                    DraftState.DISPATCHED,
+                    DraftState.POSTED,
                 ),
             )
             return cursor.rowcount == 1

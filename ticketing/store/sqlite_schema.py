@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 15
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -235,6 +235,12 @@ _MIGRATIONS: dict[int, str] = {
     # the approval (MCP's request_approval), here or after a restart.
     14: """
     ALTER TABLE judgements ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+    """,
+    # A draft handed to an editor's personal agent: whose agent (the login whose draft
+    # comment is taken), and the comment it posted.
+    15: """
+    ALTER TABLE drafts ADD COLUMN agent TEXT;
+    ALTER TABLE drafts ADD COLUMN comment_url TEXT;
     """,
 }
 
