@@ -38,8 +38,13 @@ def _delegate(
     )
 
 
+def _unused(jti: str) -> bool:
+    return False
+
+
 def _verify(body: str, *, author: str = "alice", **options: Any) -> Verdict:
-    options = {"acts": DELEGATING, "ticket": TICKET, "is_jti_used": lambda jti: False} | options
+    defaults: dict[str, Any] = {"acts": DELEGATING, "ticket": TICKET, "is_jti_used": _unused}
+    options = defaults | options
     return verify_comment(
         body, author_login=author, author_id=None, keyring=make_team().keyring, now=NOW, **options
     )

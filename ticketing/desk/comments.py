@@ -53,6 +53,12 @@ __all__ = ["SignedComments"]
 
 log = logging.getLogger(__name__)
 
+# The desk verifies and spends a delegation, but opens no sub-questions yet (see README).
+DELEGATION_UNAVAILABLE = (
+    "this signed delegation verified, but this server does not open delegated sub-questions"
+    " yet; the ticket is still open, so answer it directly with a signed answer"
+)
+
 
 class SignedComments:
     """Verify each new comment on a ticket and do what the decision table says."""
@@ -218,6 +224,12 @@ class SignedComments:
             self._refuse(ticket, comment, action)
         elif isinstance(action, d.Accept):
             self._accept(ticket, comment, action.verdict, action.release, request)
+        elif isinstance(action, d.Delegate):
+            unavailable = "delegation-unavailable"
+            refusal = d.Refuse(
+                unavailable, f"rejected:{unavailable}", d.Reply.REJECTION, DELEGATION_UNAVAILABLE
+            )
+            self._refuse(ticket, comment, refusal)
         elif isinstance(action, d.HoldForReview):
             assert keyring is not None
             self._review.hold(

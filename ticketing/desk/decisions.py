@@ -29,6 +29,7 @@ The table, in order::
         signature does not verify                      refuse rejected:<reason> (unsigned:
                                                        counted, not replied to)
         its jti was used                               refuse rejected:replayed
+        a signed delegate (editor role, checked above) delegate to sub-questions
         the answer cannot be released                  refuse unreleasable
         the review policy asks for approvals           hold for review
         otherwise                                      accept
@@ -57,6 +58,7 @@ __all__ = [
     "CheckRelease",
     "ClaimJti",
     "CommentFacts",
+    "Delegate",
     "HoldForReview",
     "Ignore",
     "RecordJudgement",
@@ -69,7 +71,8 @@ __all__ = [
     "decide",
 ]
 
-ANSWERING = frozenset({Act.ANSWER})
+# An open ticket takes an answer, or an editor's delegation of it into sub-questions.
+ANSWERING = frozenset({Act.ANSWER, Act.DELEGATE})
 JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 REPLAYED = "This signature was already used; sign the answer again to post it anew."
 EARLY_JUDGEMENT = (
@@ -174,6 +177,13 @@ class Accept:
 
 
 @dataclass(frozen=True)
+class Delegate:
+    """Split the open ticket into the verified delegation's sub-questions; it keeps waiting."""
+
+    verdict: Accepted
+
+
+@dataclass(frozen=True)
 class HoldForReview:
     """Keep the verified answer from the agent until reviewers approve it."""
 
@@ -204,7 +214,14 @@ class AwaitApprovals:
 
 
 Action = (
-    Ignore | Refuse | Accept | HoldForReview | ReleaseApproved | ReopenRejected | AwaitApprovals
+    Ignore
+    | Refuse
+    | Accept
+    | Delegate
+    | HoldForReview
+    | ReleaseApproved
+    | ReopenRejected
+    | AwaitApprovals
 )
 
 
@@ -243,6 +260,9 @@ def _answer(facts: CommentFacts) -> Step | Action:
     if not facts.jti_fresh:
         replayed = RejectReason.REPLAYED.value
         return Refuse(replayed, f"rejected:{replayed}", Reply.REJECTION, REPLAYED)
+    if verdict.act is Act.DELEGATE:
+        # Single-use like any act: its jti is spent above before anything is split.
+        return Delegate(verdict)
     if facts.release is None:
         return CheckRelease()
     if isinstance(facts.release, Refusal):
