@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+from github import Auth, Github
 
 from auth.delegation import Delegation
 from auth.keyring import Keyring, add_key_to_keyring
@@ -15,7 +17,23 @@ from auth.roles import Act, Role
 from auth.verify import Accepted, verify_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.cli import main
-from tests.proxy.test_cli import REPO, issue_comments, open_issue, token_of
+
+REPO = "acme/agents"
+
+
+def token_of(config: SandboxConfig, login: str) -> str:
+    """Return a sandbox user's token."""
+    return next(user.token for user in config.users if user.login == login)
+
+
+async def bot_issue_comments(
+    sandbox: RunningSandbox, config: SandboxConfig
+) -> tuple[int, list[Any]]:
+    """Open an issue as the bot; return its number and a reader of its comments."""
+    github = Github(base_url=sandbox.api_url, auth=Auth.Token(token_of(config, "ticketproxy-bot")))
+    repo = await asyncio.to_thread(github.get_repo, REPO)
+    issue = await asyncio.to_thread(repo.create_issue, title="Which command?")
+    return issue.number, [issue]
 
 
 @pytest.fixture
@@ -47,13 +65,14 @@ async def test_delegate_posts_a_signed_delegation_of_the_issues_ticket(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Each ``--ask`` is a sub-question; a ``--to`` after it addresses that one."""
-    number = await open_issue(github_sandbox, sandbox_config)
+    number, [issue] = await bot_issue_comments(github_sandbox, sandbox_config)
     url = f"{github_sandbox.web_url}/{REPO}/issues/{number}"
     argv = ["delegate", url, "--key", str(alice_key)]
     argv += ["--ask", "Is the index used?", "--to", "@bob", "--ask", "Anything else?"]
     env = {"GITHUB_TOKEN": token_of(sandbox_config, "alice")}
     assert await asyncio.to_thread(main, argv, env) == 0
-    [(login, _, body)] = await issue_comments(github_sandbox, sandbox_config, number)
+    [comment] = await asyncio.to_thread(lambda: list(issue.get_comments()))
+    login, body = comment.user.login, comment.body
     verdict = verify_comment(
         body,
         author_login=login,
