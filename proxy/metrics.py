@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 # People answer in seconds to hours: buckets from a second to a working day.
 WAIT_BUCKETS = (1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 28800, float("inf"))
 # Refusals the desk counts besides the verifier's reasons.
-EXTRA_REJECT_REASONS = ("unreleasable", "late", "delegation-unavailable")
+EXTRA_REJECT_REASONS = ("unreleasable", "late")
 
 
 class DeskCollector:

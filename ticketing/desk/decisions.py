@@ -25,6 +25,7 @@ The table, in order::
         this comment is its accepted answer            ignore
         any other                                      refuse late
     ticket open:
+        this comment is a delegation carried out       ignore
         signed approve/reject                          refuse early-judgement
         signature does not verify                      refuse rejected:<reason> (unsigned:
                                                        counted, not replied to)
@@ -108,6 +109,8 @@ class CommentFacts:
     tally: ReviewTally | None = None
     # Its text holds a draft's marker (ticketing.render.drafts): a draft posing as an answer.
     draft: bool = False
+    # This comment already split its (open) ticket into children: a delegation seen again.
+    delegated: bool = False
 
 
 # --- steps: the next fact the desk must establish ---------------------------------------
@@ -240,6 +243,8 @@ def decide(facts: CommentFacts) -> Step | Action:
         if facts.is_accepted_answer:
             return Ignore("the accepted answer, seen again")
         return Refuse("late", "late", Reply.LATE)
+    if facts.delegated:
+        return Ignore("the delegation, seen again")
     return _answer(facts)
 
 

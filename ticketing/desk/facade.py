@@ -38,6 +38,7 @@ from ticketing.store.model import Ticket
 
 from .comments import SignedComments
 from .counters import AnswerCounters
+from .delegations import Delegations
 from .delivery import Delivery
 from .drafts import Drafts
 from .events import DeskEvents
@@ -110,6 +111,16 @@ class Desk:
         runs = Runs(store)
         self._renderer = TicketRenderer(store=store, runs=runs, settings=settings)
         self._keyring = keyring
+        self._delegations = delegations = Delegations(
+            store=store,
+            followups=self.followups,
+            settings=settings,
+            clock=clock,
+            submit=lambda request, request_id, deadline: self._intake.submit(
+                request, request_id=request_id, deadline=deadline
+            ),
+        )
+        self._waiters.after_expiry = delegations.expired
         self._review = review = Review(
             store=store,
             followups=self.followups,
@@ -118,6 +129,7 @@ class Desk:
             counters=self._counters,
             settings=settings,
             clock=clock,
+            delegations=delegations,
         )
         self._comments = comments = SignedComments(
             store=store,
@@ -131,6 +143,7 @@ class Desk:
             settings=settings,
             clock=clock,
             bot_login=bot_login,
+            delegations=delegations,
             oidc_keys=oidc_keys,
         )
         self._finder = AnswerFinder(
@@ -173,6 +186,7 @@ class Desk:
         self._delivered.window = settings.redeliver_window
         for part in (
             self._delivery,
+            self._delegations,
             self._renderer,
             self._review,
             self._comments,

@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -198,6 +198,22 @@ _MIGRATIONS: dict[int, str] = {
     4: """
     ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
+    """,
+    # SQLite's 14: delegation, a ticket split into child tickets by a signed delegate act.
+    5: """
+    CREATE TABLE delegations (
+        child_id      BIGINT PRIMARY KEY REFERENCES tickets (id),
+        parent_id     BIGINT NOT NULL REFERENCES tickets (id),
+        position      INTEGER NOT NULL,
+        question      TEXT NOT NULL,
+        addressee     TEXT,
+        delegated_by  TEXT NOT NULL,
+        comment_id    BIGINT NOT NULL,
+        comment_url   TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        delegated_at  DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX delegations_by_parent ON delegations (parent_id, position);
     """,
 }
 

@@ -93,3 +93,8 @@ def test_delegate_on_a_ticket_under_review_is_verified_as_a_judgement_only() -> 
     step = d.decide(facts)
     assert isinstance(step, d.Verify)
     assert Act.DELEGATE not in step.acts
+
+
+def test_a_delegation_carried_out_seen_again_is_ignored() -> None:
+    """The delegate comment found again by a later poll (or after a restart) changes nothing."""
+    assert d.decide(replace(OPEN, delegated=True)) == d.Ignore("the delegation, seen again")
