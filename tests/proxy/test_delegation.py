@@ -8,12 +8,17 @@ mallory a reviewer only.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
+import json
 from datetime import timedelta
 from typing import Any
 
+from auth.comment import text_digest
 from auth.delegation import Delegation, render_delegations
 from auth.roles import Act
 from auth.sign import sign_comment
+from proxy.cli import main
 from tests.helpers.stack import REPO, Stack
 from ticketing.store.model import StoredDelegation, TicketState
 
@@ -78,7 +83,7 @@ async def replies_saying(stack: Stack, number: int, text: str, within: float = 1
     """Wait until a bot comment on issue ``number`` says ``text``; return all that do."""
     deadline = asyncio.get_running_loop().time() + within
     while asyncio.get_running_loop().time() < deadline:
-        found = [body for body in await stack.bot_replies(number) if text in body]
+        found = [b for b in await stack.bot_replies(number, without=()) if text in b]
         if found:
             return found
         await asyncio.sleep(0.05)
@@ -91,6 +96,16 @@ def sub_issue_numbers(stack: Stack, number: int) -> list[int]:
     """Return issue ``number``'s sub-issues as GitHub lists them (PyGithub)."""
     issue = stack.github("ticketproxy-bot").get_repo(REPO).get_issue(number)
     return [child.number for child in issue.get_sub_issues()]
+
+
+async def audit_json(stack: Stack, url: str) -> list[dict[str, Any]]:
+    """Run ``ticketproxy audit URL --json`` in a thread; return one object per ticket."""
+    argv = ["audit", url, "--keyring", str(stack.tmp / "keyring.json"), "--json"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = await asyncio.to_thread(main, argv, {})
+    assert code == 0, out.getvalue()
+    return [json.loads(line) for line in out.getvalue().splitlines()]
 
 
 def issue_state(stack: Stack, number: int) -> str:
@@ -128,6 +143,17 @@ async def test_delegated_ticket_is_answered_by_its_children_then_finalised(stack
     await stack.desk.followups.drain()
     for number in numbers:
         assert await asyncio.to_thread(issue_state, stack, number) == "closed"
+    await replies_saying(stack, 1, "Delivered to the agent")
+    audits = await audit_json(stack, f"{stack.sandbox.web_url}/{REPO}/issues/1")
+    assert [(a["ticket"], a["verdict"]) for a in audits] == [
+        (f"{REPO}#{n}", "ok") for n in (1, *numbers)
+    ]
+    parent, *children_audits = audits
+    assert parent["answer"]["signer"] == "alice"
+    assert parent["answer"]["sha256"] == text_digest(FINAL)
+    [split] = [note for note in parent["notes"] if note.startswith("delegated by alice")]
+    assert f"into #{numbers[0]}, #{numbers[1]}" in split
+    assert [a["answer"]["signer"] for a in children_audits] == ["bob", "alice"]
 
 
 async def test_delegate_by_a_reviewer_only_key_is_refused(unlocked_stack: Stack) -> None:
@@ -236,3 +262,26 @@ async def test_parent_answered_directly_closes_its_children_as_superseded(stack:
         ticket = stack.desk.store.get_ticket(child.child_id)
         assert ticket is not None
         assert ticket.state is TicketState.EXPIRED
+
+
+async def test_delegation_edited_after_the_split_fails_the_audit(stack: Stack) -> None:
+    """A delegate comment reworded after the bot split the ticket no longer verifies: mismatch."""
+    pending = ask(stack)
+    await stack.wait_for_issue(1)
+    posted = await stack.comment(1, delegation(stack))
+    children = await children_of(stack)
+    await stack.answer(1, FINAL)
+    await asyncio.wait_for(pending, 10)
+    await replies_saying(stack, 1, "Delivered to the agent")
+    body = str(posted.body).replace("still used", "dropped")
+    await asyncio.to_thread(posted.edit, body)
+    argv = ["audit", f"{stack.sandbox.web_url}/{REPO}/issues/1", "--keyring"]
+    argv.append(str(stack.tmp / "keyring.json"))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = await asyncio.to_thread(main, argv, {})
+    assert code == 1, out.getvalue()
+    assert f"{REPO}#1: mismatch" in out.getvalue()
+    assert f"the delegation in comment {posted.id} does not verify" in out.getvalue()
+    for child in children:
+        assert f"{REPO}#{child_issue(stack, child)}: unanswered" in out.getvalue()

@@ -30,6 +30,7 @@ from ticketing.render.delegation import (
     ANSWERS_KIND,
     ChildAnswer,
     render_addressee_ping,
+    render_child_answer_record,
     render_child_expired_notice,
     render_delegated_notice,
     render_delegation_answers,
@@ -114,7 +115,12 @@ class Delegations:
                 )
                 self._followups.comment(child.issue_number, ping, request_id=child.request_id)
             listed.append(ChildAnswer(child.issue_number, question.ask, question.to))
-        notice = render_delegated_notice(delegated_by=verdict.signer, children=listed)
+        notice = render_delegated_notice(
+            delegated_by=verdict.signer,
+            children=listed,
+            comment_id=comment.id,
+            digest=verdict.digest,
+        )
         self._followups.comment(parent.issue_number, notice, request_id=parent.request_id)
         log.info(
             "request_id=%s ticket %d delegated by %s into %d child ticket(s)",
@@ -155,10 +161,20 @@ class Delegations:
     def _child_answered(self, child: Ticket, delegation: StoredDelegation) -> None:
         """Close the answered child; once all are answered, list their answers on the parent."""
         assert child.issue_number is not None
+        answer = self._store.answer_for(child.id)
+        parent = self._store.get_ticket(delegation.parent_id)
+        if answer is not None and parent is not None and parent.issue_number is not None:
+            record = render_child_answer_record(
+                parent=parent.issue_number,
+                signer=answer.signer,
+                comment_id=answer.comment_id,
+                digest=answer.digest,
+                comment_url=answer.comment_url,
+            )
+            self._followups.comment(child.issue_number, record, request_id=child.request_id)
         self._followups.close(
             child.issue_number, labels=[LABEL, LABEL_ANSWERED], request_id=child.request_id
         )
-        parent = self._store.get_ticket(delegation.parent_id)
         if parent is None or parent.issue_number is None or parent.state is not TicketState.OPEN:
             return
         siblings = [d for d in self._store.delegations_of(parent.id) if d.jti == delegation.jti]

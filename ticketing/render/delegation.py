@@ -10,12 +10,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ticketing.render.markdown import escape_inline
+from ticketing.render.markers import render_record_line
 from ticketing.render.replies import reply_marker
 
 __all__ = [
     "ANSWERS_KIND",
+    "DELEGATED",
+    "DELEGATED_ANSWER",
     "ChildAnswer",
     "render_addressee_ping",
+    "render_child_answer_record",
     "render_child_expired_notice",
     "render_delegated_notice",
     "render_delegation_answers",
@@ -23,6 +27,10 @@ __all__ = [
 ]
 
 ANSWERS_KIND = "delegation-answers"
+# Read by the audit (ticketing.audit.delegation): the record line of each notice says what
+# was carried out: the delegate comment on the parent, the accepted answer on a child.
+DELEGATED = "delegated"
+DELEGATED_ANSWER = "delegated-answer"
 _QUESTION_LIMIT = 200
 
 
@@ -46,7 +54,9 @@ def _for(addressee: str | None) -> str:
     return "" if addressee is None else f" (for **{escape_inline(addressee)}**)"
 
 
-def render_delegated_notice(*, delegated_by: str, children: Sequence[ChildAnswer]) -> str:
+def render_delegated_notice(
+    *, delegated_by: str, children: Sequence[ChildAnswer], comment_id: int, digest: str
+) -> str:
     """Tell the parent that it was split, into which child issues; the agent keeps waiting."""
     lines = [
         f"**{escape_inline(delegated_by)}** delegated this ticket into sub-questions, each a"
@@ -56,7 +66,20 @@ def render_delegated_notice(*, delegated_by: str, children: Sequence[ChildAnswer
         "",
     ]
     lines += [f"- #{c.number}: {_question(c.question)}{_for(c.addressee)}" for c in children]
-    return "\n".join(lines) + f"\n\n{reply_marker('delegated')}"
+    record = render_record_line(comment_id=comment_id, digest=digest)
+    return "\n".join(lines) + f"\n\n{record}\n\n{reply_marker(DELEGATED)}"
+
+
+def render_child_answer_record(
+    *, parent: int, signer: str, comment_id: int, digest: str, comment_url: str
+) -> str:
+    """Record on a child which signed answer answers it, for the audit; the child closes."""
+    record = render_record_line(comment_id=comment_id, digest=digest)
+    return (
+        f"The [signed answer](<{comment_url}>) by **{escape_inline(signer)}** answers this"
+        f" sub-question of #{parent}; #{parent} lists it for the editor who signs the final"
+        f" answer.\n\n{record}\n\n{reply_marker(DELEGATED_ANSWER)}"
+    )
 
 
 def render_addressee_ping(*, addressee: str, parent: int, reference: str) -> str:
