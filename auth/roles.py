@@ -18,14 +18,21 @@ class Role(StrEnum):
 
 
 class Act(StrEnum):
-    """What a signed comment does: answer a ticket, or judge an answer."""
+    """What a signed comment does: answer a ticket, judge an answer, or split a ticket."""
 
     ANSWER = "answer"
     APPROVE = "approve"
     REJECT = "reject"
+    # Split an open ticket into sub-questions (auth.delegation); an editor's act.
+    DELEGATE = "delegate"
 
 
 # Read-only so no caller can grant a role to an act at run time.
 ROLE_FOR_ACT: Mapping[Act, Role] = MappingProxyType(
-    {Act.ANSWER: Role.EDITOR, Act.APPROVE: Role.REVIEWER, Act.REJECT: Role.REVIEWER}
+    {
+        Act.ANSWER: Role.EDITOR,
+        Act.APPROVE: Role.REVIEWER,
+        Act.REJECT: Role.REVIEWER,
+        Act.DELEGATE: Role.EDITOR,
+    }
 )

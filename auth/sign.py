@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
 import jwt
 
 from auth.comment import DIGEST_RE, normalise_text, render_signed_comment, text_digest
+from auth.delegation import DELEGATE_CLAIM, Delegation, delegations_claim
 from auth.errors import CommentFormatError, SigningError
 from auth.jwk import public_members
 from auth.keys import SigningKey
@@ -30,6 +32,7 @@ def sign_comment(
     jti: str | None = None,
     ask: bool = False,
     oidc_token: str | None = None,
+    delegations: Sequence[Delegation] = (),
 ) -> str:
     """Return a comment body carrying ``text`` and a signature over it for ``ticket``.
 
@@ -41,6 +44,10 @@ def sign_comment(
     With ``oidc_token`` the comment is an agent's keyless, OIDC-bound signature
     (:mod:`auth.oidc_comment`): ``key`` is the ephemeral key the token's ``aud`` names by
     its thumbprint, and its public JWK goes in the header instead of a keyring kid.
+
+    To delegate (``act=Act.DELEGATE``), ``delegations`` are the sub-questions: they go in
+    the ``delegate`` claim, and ``text`` (signed like an answer's) is what the ticket shows,
+    by default :func:`auth.delegation.render_delegations` of them.
     """
     if now.tzinfo is None or now.utcoffset() is None:
         raise SigningError("now must be an aware datetime, such as datetime.now(UTC)")
@@ -53,7 +60,9 @@ def sign_comment(
     act = Act(act)
     if ask and act is not Act.ANSWER:
         raise SigningError("only an answer can ask a question back; approvals cannot")
-    if act is Act.ANSWER:
+    if (act is Act.DELEGATE) != bool(delegations):
+        raise SigningError("a delegate act, and only it, names its sub-questions (delegations)")
+    if act in (Act.ANSWER, Act.DELEGATE):
         if judged_digest is not None:
             raise SigningError("an answer signs its own text; judged_digest is for approve/reject")
         try:
@@ -78,6 +87,11 @@ def sign_comment(
     }
     if ask:
         claims["ask"] = True
+    if delegations:
+        try:
+            claims[DELEGATE_CLAIM] = delegations_claim(delegations)
+        except ValueError as exc:
+            raise SigningError(str(exc)) from None
     headers: dict[str, Any] = {"kid": key.kid, "typ": "JWT"}
     if oidc_token is not None:
         if act is not Act.ANSWER:

@@ -17,6 +17,7 @@ import jwt
 from jwt.types import Options
 
 from auth.comment import DIGEST_RE, normalise_text, text_digest
+from auth.delegation import DELEGATE_CLAIM, Delegation, read_delegations
 from auth.keyring import KeyringEntry
 from auth.logins import same_login
 from auth.roles import ROLE_FOR_ACT, Act, Role
@@ -80,6 +81,7 @@ class _Claims:
     exp: int
     jti: str
     ask: bool
+    delegations: tuple[Delegation, ...] = ()
 
 
 def verify_with_entry(
@@ -118,8 +120,8 @@ def verify_with_entry(
     if claims is None:
         return malformed(
             "The signed token lacks or mistypes a required claim (sub, aud, act, sha256, "
-            "iat, exp, jti) or carries an `ask` claim other than true on an answer; sign it "
-            "again with the current tool."
+            "iat, exp, jti), carries an `ask` claim other than true on an answer, or a "
+            "`delegate` claim off its schema; sign it again with the current tool."
         )
     if not same_login(claims.sub, entry.login):
         return Rejected(
@@ -154,11 +156,13 @@ def verify_with_entry(
             f"Key {entry.kid} of {entry.login} lacks the {role.value} role needed to "
             f"{claims.act.value}; ask an admin to grant it in the keyring.",
         )
-    expected = text_digest(text) if claims.act is Act.ANSWER else judged_digest
+    # An answer and a delegation sign their own text; a judgement, the answer it judges.
+    signs_text = claims.act in (Act.ANSWER, Act.DELEGATE)
+    expected = text_digest(text) if signs_text else judged_digest
     if expected is None or not hmac.compare_digest(
         claims.sha256.encode("ascii"), expected.encode("utf-8", "replace")
     ):
-        judged = "text" if claims.act is Act.ANSWER else "answer under review"
+        judged = "text" if signs_text else "answer under review"
         return Rejected(
             RejectReason.TEXT_MISMATCH,
             f"The {judged} differs from what was signed (edited after signing?); "
@@ -216,6 +220,7 @@ def _check_window_and_replay(
         expires_at=expires_at,
         ask=claims.ask,
         agent=None if entry.on_behalf_of is None else AgentIdentity(entry.on_behalf_of),
+        delegations=claims.delegations,
     )
 
 
@@ -225,6 +230,14 @@ def _read_claims(header: Mapping[str, Any], payload: Mapping[str, Any]) -> _Clai
     # Optional, and strict when present: exactly JSON true, and on an answer only.
     ask = payload.get("ask", False)
     if "ask" in payload and not (ask is True and act == Act.ANSWER.value):
+        return None
+    # Required on a delegation, and only there; its schema is fixed (auth.delegation).
+    delegations: tuple[Delegation, ...] | None = ()
+    if act == Act.DELEGATE.value or DELEGATE_CLAIM in payload:
+        delegations = None
+        if act == Act.DELEGATE.value:
+            delegations = read_delegations(payload.get(DELEGATE_CLAIM))
+    if delegations is None:
         return None
     if not (
         header.get("typ") == "JWT"
@@ -241,7 +254,15 @@ def _read_claims(header: Mapping[str, Any], payload: Mapping[str, Any]) -> _Clai
     ):
         return None
     return _Claims(
-        sub=sub, aud=aud, act=Act(act), sha256=sha256, iat=iat, exp=exp, jti=jti, ask=ask is True
+        sub=sub,
+        aud=aud,
+        act=Act(act),
+        sha256=sha256,
+        iat=iat,
+        exp=exp,
+        jti=jti,
+        ask=ask is True,
+        delegations=delegations,
     )
 
 

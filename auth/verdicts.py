@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from auth.delegation import Delegation
 from auth.roles import Act
 
 __all__ = ["Accepted", "AgentIdentity", "OidcProof", "RejectReason", "Rejected", "Verdict"]
@@ -75,6 +76,8 @@ class RejectReason(StrEnum):
     KEY_NOT_BOUND = "key_not_bound"
     # The token's repository, workflow and actor are not an agent listed in the keyring.
     UNTRUSTED_WORKFLOW = "untrusted_workflow"
+    # A delegation addresses a sub-question to a login that holds no key in the keyring.
+    UNKNOWN_ADDRESSEE = "unknown_addressee"
 
 
 @dataclass(frozen=True)
@@ -93,6 +96,8 @@ class Accepted:
     ask: bool = False
     # Signed by an agent identity (role ``agent``) on an editor's behalf; None: a person.
     agent: AgentIdentity | None = None
+    # A signed ``delegate``: the sub-questions the ticket is split into, in order.
+    delegations: tuple[Delegation, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from datetime import datetime
 import jwt
 
 from auth.comment import split_signed_comment
+from auth.delegation import unknown_addressees
 from auth.errors import CommentFormatError
 from auth.keyring import Keyring
 from auth.oidc import OidcTrust
@@ -143,7 +144,7 @@ def verify_comment(
             f"The signature does not use {entry.alg}, the algorithm of key {entry.kid}; "
             "sign it again with that key.",
         )
-    return verify_with_entry(
+    verdict = verify_with_entry(
         text,
         token,
         entry,
@@ -155,4 +156,19 @@ def verify_comment(
         acts=acts,
         judged_digest=judged_digest,
         limits=limits,
+    )
+    return _check_addressees(verdict, keyring)
+
+
+def _check_addressees(verdict: Verdict, keyring: Keyring) -> Verdict:
+    """Refuse a delegation that addresses a sub-question to a login outside the keyring."""
+    if not isinstance(verdict, Accepted) or not verdict.delegations:
+        return verdict
+    missing = unknown_addressees(verdict.delegations, (entry.login for entry in keyring))
+    if not missing:
+        return verdict
+    return Rejected(
+        RejectReason.UNKNOWN_ADDRESSEE,
+        f"The delegation addresses {', '.join(missing)}, who hold no key in the keyring and "
+        "could not sign an answer; address keyring members (or nobody) and sign it again.",
     )

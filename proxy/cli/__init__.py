@@ -2,7 +2,8 @@
 
 One module per group of commands: :mod:`proxy.cli.serve` (``serve``, ``github-sandbox``),
 :mod:`proxy.cli.sandbox_users` (``sandbox add-user``), :mod:`proxy.cli.keys` (``keygen``),
-:mod:`proxy.cli.editor` (``sign``, ``answer``), :mod:`proxy.cli.review` (``approve``,
+:mod:`proxy.cli.editor` (``sign``, ``answer``),
+:mod:`proxy.cli.delegate` (``delegate``), :mod:`proxy.cli.review` (``approve``,
 ``reject``), :mod:`proxy.cli.audit` (``audit``), :mod:`proxy.cli.agent_draft`
 (``agent-draft``, a personal agent's step) and :mod:`proxy.cli.mcp` (``mcp``).
 :mod:`proxy.cli.parser` holds the arguments, :mod:`proxy.cli.rules` the editor's and
@@ -22,6 +23,7 @@ from auth.errors import AuthError
 from auth.roles import Act
 from proxy.cli.agent_draft import agent_draft
 from proxy.cli.audit import audit
+from proxy.cli.delegate import delegate
 from proxy.cli.editor import answer, sign
 from proxy.cli.keys import keygen
 from proxy.cli.mcp import mcp_stdio
@@ -68,6 +70,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             sign(args, env)
         elif args.command == "answer":
             answer(args, env)
+        elif args.command == "delegate":
+            delegate(args, env)
         elif args.command in {"approve", "reject"}:
             return review(args, env, Act(args.command))
         elif args.command == "audit":

@@ -9,6 +9,7 @@ import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from auth.keyring import Keyring
@@ -21,6 +22,7 @@ from proxy.cli.terminal import shown
 from proxy.cli.variables import PATH_VARIABLES, only
 from proxy.errors import ProxyError
 from proxy.settings import Settings
+from ticketing.audit.delegation import DelegationAudit, audit_child, audit_delegations
 from ticketing.audit.files import FileCheck, listed_files
 from ticketing.audit.issue import audit_steps
 from ticketing.audit.results import TicketAudit
@@ -57,7 +59,10 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     mismatches = 0
     audited = 0
     checks: list[FileCheck] = []
+    children: set[int] = set()
     for issue in issues:
+        if issue.number in children:
+            continue  # audited with its delegated parent, under its own reference
         comments = audit_comments(issue)
         bot_login = args.bot or issue.author_login
         # One audit per step of an agent run, each under its own ticket reference.
@@ -69,13 +74,33 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             policy=policy,
             oidc=oidc,
         )
-        for result in results:
+        audits = [(result, issue) for result in results]
+        split = audit_delegations(
+            f"{repo}#{issue.number}", comments, keyring_history=keyring, bot_login=bot_login
+        )
+        if split.problems or split.notes:
+            audits[0] = (_with_delegation(audits[0][0], split), issue)
+        for number in split.children:
+            children.add(number)
+            with editor_errors(api_url, f"issue {repo}#{number}"):
+                child = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
+            result = audit_child(
+                f"{repo}#{number}",
+                audit_comments(child),
+                keyring_history=keyring,
+                bot_login=bot_login,
+                policy=policy,
+                oidc=oidc,
+            )
+            audits.append((result, child))
+        for result, shown_issue in audits:
             audited += 1
             mismatches += result.verdict == "mismatch"
             if args.json:
-                print(json.dumps({**result.to_json(), "issue_url": issue.url}, ensure_ascii=False))
+                line = {**result.to_json(), "issue_url": shown_issue.url}
+                print(json.dumps(line, ensure_ascii=False))
             else:
-                print(shown(_audit_text(result, issue)))
+                print(shown(_audit_text(result, shown_issue)))
         listed = listed_files(issue.body, comments, bot_login=bot_login)
         if listed:
             if not checks:
@@ -87,6 +112,13 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     if not args.json:
         print(f"{audited} ticket(s) audited, {mismatches} mismatch(es)" + _files_summary(checks))
     return 1 if mismatches or failed else 0
+
+
+def _with_delegation(result: TicketAudit, split: DelegationAudit) -> TicketAudit:
+    """Add to a parent's audit what its delegations came to: a mismatch if one fails."""
+    problems = (*result.problems, *split.problems)
+    verdict = "mismatch" if split.problems else result.verdict
+    return replace(result, verdict=verdict, problems=problems, notes=(*result.notes, *split.notes))
 
 
 def _print_files(

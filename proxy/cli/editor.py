@@ -72,6 +72,11 @@ def _read_text(name: str) -> str:
 def _signed_text(ticket: str, text: str, args: argparse.Namespace, env: Mapping[str, str]) -> str:
     """Return ``text`` signed for ``ticket`` with ``--key`` (or ``--oidc``), as ``args`` ask."""
     act = Act(getattr(args, "act", Act.ANSWER.value))
+    if act is Act.DELEGATE:
+        raise ProxyError(
+            "a delegation names its sub-questions: use `ticketproxy delegate ISSUE_URL --key K"
+            " --ask TEXT [--to LOGIN] ...`"
+        )
     if act is Act.ANSWER and not text.strip():
         raise ProxyError("the answer is empty: give its text in the file or on standard input")
     ask = bool(getattr(args, "ask", False))

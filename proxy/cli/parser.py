@@ -10,6 +10,7 @@ import re
 from pathlib import Path
 
 from auth.roles import Act
+from proxy.cli.delegate import AddQuestion, AddressQuestion
 
 
 def _seconds(raw: str) -> float:
@@ -82,6 +83,24 @@ def build_parser() -> argparse.ArgumentParser:
         help="sign the answer as a question back (the agent asks its user; not the last step)",
     )
     sign.add_argument("file", nargs="?", default="-", help="answer text file, or - for stdin")
+
+    delegate = commands.add_parser(
+        "delegate", help="split a ticket into sub-questions for others: sign and post it"
+    )
+    delegate.add_argument("issue_url", help="the ticket's issue URL")
+    delegate.add_argument("--key", type=Path, required=True, help="your private key file")
+    delegate.add_argument(
+        "--ask", dest="questions", action=AddQuestion, metavar="TEXT", help="a sub-question"
+    )
+    delegate.add_argument(
+        "--to", action=AddressQuestion, metavar="LOGIN", help="who the --ask before it is for"
+    )
+    delegate.add_argument("--token", help="your GitHub token (default: $GITHUB_TOKEN)")
+    delegate.add_argument("--api-url", help="GitHub API URL (default: derived from the issue URL)")
+    delegate.add_argument("--step", type=_step, help="the step of the agent run to delegate")
+    delegate.add_argument(
+        "--ttl", type=_seconds, default=3600.0, help="seconds the signature is valid"
+    )
 
     answer = commands.add_parser("answer", help="sign an answer and post it on the issue")
     answer.add_argument("issue_url", help="the ticket's issue URL")

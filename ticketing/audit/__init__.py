@@ -25,6 +25,7 @@ Modules::
     pending    the answer a reviewer is asked to judge (``approve``, ``reject``)
     issue      audit an issue from its delivered notices, or each step of an agent run
     answer     re-verify the delivered answer and the judgements of it
+    delegation a delegated ticket's split (its delegate act) and each child's answer
     review     whether the release had the approvals the review policy requires
     results    the audit's verdict and the signed records behind it
     files      a task issue's uploaded files: the listing, which links to follow, the digests

@@ -43,6 +43,7 @@ from ticketing.store.model import ReplyClaim, StoredAnswer, Ticket, TicketState
 
 from . import decisions as d
 from .counters import AnswerCounters
+from .delegations import Delegations
 from .outcome import encode_release
 from .review import Review, queue_answered_label
 from .runs import Runs
@@ -71,9 +72,11 @@ class SignedComments:
         settings: DeskSettings,
         clock: Clock,
         bot_login: str | None,
+        delegations: Delegations,
         oidc_keys: OidcKeys | None = None,
     ) -> None:
         self._store = store
+        self._delegations = delegations
         self._oidc_keys = oidc_keys
         self._followups = followups
         self._coordinator = coordinator
@@ -130,7 +133,9 @@ class SignedComments:
                 tally = self._review.record(ticket, comment, facts.candidate, facts.verdict)
                 facts = replace(facts, recorded=tally is not None, tally=tally)
             else:
-                if ticket is not None:
+                if isinstance(step, d.Delegate) and ticket is not None:
+                    await self._delegations.delegate(ticket, comment, step.verdict)
+                elif ticket is not None:
                     self._act(step, ticket, comment, facts, request, keyring)
                 return
 
@@ -149,9 +154,12 @@ class SignedComments:
         )
         if ticket is None or not facts.signed:
             return facts, ticket
-        if ticket.state is TicketState.NEEDS_REVIEW:
+        if ticket.state is TicketState.OPEN:
+            split = self._store.delegations_of(ticket.id)
+            facts = replace(facts, delegated=any(s.comment_id == comment.id for s in split))
+        elif ticket.state is TicketState.NEEDS_REVIEW:
             facts = replace(facts, candidate=self._store.pending_candidate(ticket.id))
-        elif ticket.state is not TicketState.OPEN:
+        else:
             answer = self._store.answer_for(ticket.id)
             accepted = answer is not None and answer.comment_id == comment.id
             facts = replace(facts, is_accepted_answer=accepted)
@@ -267,6 +275,7 @@ class SignedComments:
             self._followups.cancel(label, "the ticket was no longer open")
             return
         self._runs.link_reply(ticket, release, request)
+        self._delegations.answered(ticket)
         self._counters.accepted += 1
         by = verdict.signer if verdict.agent is None else verdict.agent.describe()
         log.info(

@@ -25,10 +25,12 @@ The table, in order::
         this comment is its accepted answer            ignore
         any other                                      refuse late
     ticket open:
+        this comment is a delegation carried out       ignore
         signed approve/reject                          refuse early-judgement
         signature does not verify                      refuse rejected:<reason> (unsigned:
                                                        counted, not replied to)
         its jti was used                               refuse rejected:replayed
+        a signed delegate (editor role, checked above) delegate to sub-questions
         the answer cannot be released                  refuse unreleasable
         the review policy asks for approvals           hold for review
         otherwise                                      accept
@@ -57,6 +59,7 @@ __all__ = [
     "CheckRelease",
     "ClaimJti",
     "CommentFacts",
+    "Delegate",
     "HoldForReview",
     "Ignore",
     "RecordJudgement",
@@ -69,7 +72,8 @@ __all__ = [
     "decide",
 ]
 
-ANSWERING = frozenset({Act.ANSWER})
+# An open ticket takes an answer, or an editor's delegation of it into sub-questions.
+ANSWERING = frozenset({Act.ANSWER, Act.DELEGATE})
 JUDGING = frozenset({Act.APPROVE, Act.REJECT})
 REPLAYED = "This signature was already used; sign the answer again to post it anew."
 EARLY_JUDGEMENT = (
@@ -105,6 +109,8 @@ class CommentFacts:
     tally: ReviewTally | None = None
     # Its text holds a draft's marker (ticketing.render.drafts): a draft posing as an answer.
     draft: bool = False
+    # This comment already split its (open) ticket into children: a delegation seen again.
+    delegated: bool = False
 
 
 # --- steps: the next fact the desk must establish ---------------------------------------
@@ -174,6 +180,13 @@ class Accept:
 
 
 @dataclass(frozen=True)
+class Delegate:
+    """Split the open ticket into the verified delegation's sub-questions; it keeps waiting."""
+
+    verdict: Accepted
+
+
+@dataclass(frozen=True)
 class HoldForReview:
     """Keep the verified answer from the agent until reviewers approve it."""
 
@@ -204,7 +217,14 @@ class AwaitApprovals:
 
 
 Action = (
-    Ignore | Refuse | Accept | HoldForReview | ReleaseApproved | ReopenRejected | AwaitApprovals
+    Ignore
+    | Refuse
+    | Accept
+    | Delegate
+    | HoldForReview
+    | ReleaseApproved
+    | ReopenRejected
+    | AwaitApprovals
 )
 
 
@@ -223,6 +243,8 @@ def decide(facts: CommentFacts) -> Step | Action:
         if facts.is_accepted_answer:
             return Ignore("the accepted answer, seen again")
         return Refuse("late", "late", Reply.LATE)
+    if facts.delegated:
+        return Ignore("the delegation, seen again")
     return _answer(facts)
 
 
@@ -243,6 +265,9 @@ def _answer(facts: CommentFacts) -> Step | Action:
     if not facts.jti_fresh:
         replayed = RejectReason.REPLAYED.value
         return Refuse(replayed, f"rejected:{replayed}", Reply.REJECTION, REPLAYED)
+    if verdict.act is Act.DELEGATE:
+        # Single-use like any act: its jti is spent above before anything is split.
+        return Delegate(verdict)
     if facts.release is None:
         return CheckRelease()
     if isinstance(facts.release, Refusal):

@@ -39,6 +39,7 @@ from ticketing.store.model import Ticket
 from .agents import take_agent_draft
 from .comments import SignedComments
 from .counters import AnswerCounters
+from .delegations import Delegations
 from .delivery import Delivery
 from .drafts import Drafts
 from .events import DeskEvents
@@ -111,6 +112,16 @@ class Desk:
         runs = Runs(store)
         self._renderer = TicketRenderer(store=store, runs=runs, settings=settings)
         self._keyring = keyring
+        self._delegations = delegations = Delegations(
+            store=store,
+            followups=self.followups,
+            settings=settings,
+            clock=clock,
+            submit=lambda request, request_id, deadline: self._intake.submit(
+                request, request_id=request_id, deadline=deadline
+            ),
+        )
+        self._waiters.after_expiry = delegations.expired
         self._review = review = Review(
             store=store,
             followups=self.followups,
@@ -119,6 +130,7 @@ class Desk:
             counters=self._counters,
             settings=settings,
             clock=clock,
+            delegations=delegations,
         )
         self._comments = SignedComments(
             store=store,
@@ -132,6 +144,7 @@ class Desk:
             settings=settings,
             clock=clock,
             bot_login=bot_login,
+            delegations=delegations,
             oidc_keys=oidc_keys,
         )
         self._finder = AnswerFinder(
@@ -174,6 +187,7 @@ class Desk:
         self._delivered.window = settings.redeliver_window
         for part in (
             self._delivery,
+            self._delegations,
             self._renderer,
             self._review,
             self._comments,

@@ -80,10 +80,12 @@ class Intake:
         request_id: str,
         thread_name: str | None = None,
         continues: int | None = None,
+        deadline: datetime | None = None,
     ) -> Ticket:
         """Return the ticket for this request, opening an issue only if none is live.
 
-        ``thread_name`` is a run the client named; ``continues``, the ticket it follows.
+        ``thread_name`` is a run the client named; ``continues``, the ticket it follows;
+        ``deadline``, when it expires if not the default wait from now (a delegated child).
         Raises GitHubUnavailable when GitHub cannot take the issue now; the ticket is kept, so
         the retry resumes it. Any other GitHubError ends the ticket (expired) before it is
         raised.
@@ -102,7 +104,7 @@ class Intake:
                     request.key,
                     request_id=request_id,
                     created=now,
-                    deadline=now + self.settings.max_wait,
+                    deadline=deadline or now + self.settings.max_wait,
                     request=request.to_json(),
                     client=request.client,
                     thread=self._runs.thread_for(request, thread_name, continues=continues),

@@ -26,6 +26,7 @@ from ticketing.store.interface import TicketStore
 from ticketing.store.model import Candidate, StoredJudgement, Ticket, TicketState
 
 from .counters import AnswerCounters
+from .delegations import Delegations
 from .outcome import decode_release, encode_release
 from .runs import Runs
 from .settings import LABEL, LABEL_ANSWERED, LABEL_AWAITING, LABEL_NEEDS_REVIEW, DeskSettings
@@ -69,8 +70,10 @@ class Review:
         counters: AnswerCounters,
         settings: DeskSettings,
         clock: Clock,
+        delegations: Delegations,
     ) -> None:
         self._store = store
+        self._delegations = delegations
         self._followups = followups
         self._waiters = waiters
         self._runs = runs
@@ -202,6 +205,7 @@ class Review:
             self._followups.cancel(label, "the answer was no longer under review")
             return
         self._runs.link_reply(ticket, decode_release(candidate.release))
+        self._delegations.answered(ticket)
         self._counters.accepted += 1
         log.info(
             "request_id=%s ticket %d: answer by %s approved by %s",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ticketing.clock import Clock
@@ -67,6 +68,8 @@ class Waiters:
         self._watchers: dict[int, list[_Watch]] = {}
         self._deadline_timers: dict[int, asyncio.TimerHandle] = {}
         self._stopped = False
+        # Told of each ticket this desk expires (a delegated child tells its parent).
+        self.after_expiry: Callable[[Ticket], None] | None = None
 
     def settled(self, ticket: Ticket, *, rejection: bool = False) -> Outcome | None:
         """Return the ticket's outcome if it is already decided, without waiting.
@@ -151,6 +154,8 @@ class Waiters:
         log.info("request_id=%s ticket %d expired", ticket.request_id, ticket.id)
         if self._settings is not None:
             queue_checklist(self._store, self._followups, self._settings, ticket)
+        if self.after_expiry is not None:
+            self.after_expiry(ticket)
         self.notify(ticket.id)
 
     def expire_overdue(self) -> None:

@@ -29,6 +29,7 @@ from ticketing.store.model import (
     QueuedWrite,
     ReplyClaim,
     StoredAnswer,
+    StoredDelegation,
     StoredDraft,
     StoredJudgement,
     StoredResponse,
@@ -327,6 +328,27 @@ class ResponseStore(Protocol):
 
 
 @runtime_checkable
+class DelegationStore(Protocol):
+    """Delegated tickets: the child ticket of each sub-question, and its parent."""
+
+    def spend_delegation(self, jti: str, *, parent_id: int, now: datetime) -> bool:
+        """Record a delegate act's jti as used; False if it was, or the ticket is not open."""
+        ...
+
+    def record_delegation(self, delegation: StoredDelegation) -> None:
+        """Record a child ticket of a delegated ticket; a child recorded before is kept."""
+        ...
+
+    def delegation_of(self, child_id: int) -> StoredDelegation | None:
+        """Return the delegation that opened ticket ``child_id``, or None if none did."""
+        ...
+
+    def delegations_of(self, parent_id: int) -> list[StoredDelegation]:
+        """Return the children ticket ``parent_id`` was split into, in their order."""
+        ...
+
+
+@runtime_checkable
 class TicketStore(
     TicketThreadStore,
     AnswerStore,
@@ -337,6 +359,7 @@ class TicketStore(
     ResponseStore,
     TaskStore,
     ToolTaskStore,
+    DelegationStore,
     Protocol,
 ):
     """Everything the desk keeps durably; closed once, when the desk stops."""

@@ -66,6 +66,25 @@ class Ticket:
 
 
 @dataclass(frozen=True)
+class StoredDelegation:
+    """Child ticket ``child_id``: sub-question ``position`` (from 0) of ticket ``parent_id``.
+
+    Split off by ``delegated_by``'s signed delegate act (comment ``comment_id``, its jti).
+    """
+
+    child_id: int
+    parent_id: int
+    position: int
+    question: str
+    addressee: str | None
+    delegated_by: str
+    comment_id: int
+    comment_url: str
+    jti: str
+    delegated_at: datetime
+
+
+@dataclass(frozen=True)
 class ReplyClaim:
     """The one reply a comment may get from the bot: which comment, on which ticket, why."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ticketing.store.postgres_database import PostgresDatabase
 from ticketing.store.sqlite_answers import SQLiteAnswers
+from ticketing.store.sqlite_delegations import SQLiteDelegations
 from ticketing.store.sqlite_drafts import SQLiteDrafts
 from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
 from ticketing.store.sqlite_responses import SQLiteResponses
@@ -29,6 +30,7 @@ class PostgresTicketStore(
     SQLiteResponses,
     SQLiteTasks,
     SQLiteToolTasks,
+    SQLiteDelegations,
     PostgresDatabase,
 ):
     """PostgreSQL-backed durable state, shared by replicas on any number of hosts."""

@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -207,6 +207,22 @@ _MIGRATIONS: dict[int, str] = {
     6: """
     ALTER TABLE drafts ADD COLUMN agent TEXT;
     ALTER TABLE drafts ADD COLUMN comment_url TEXT;
+    """,
+    # SQLite's 16: delegation, a ticket split into child tickets by a signed delegate act.
+    7: """
+    CREATE TABLE delegations (
+        child_id      BIGINT PRIMARY KEY REFERENCES tickets (id),
+        parent_id     BIGINT NOT NULL REFERENCES tickets (id),
+        position      INTEGER NOT NULL,
+        question      TEXT NOT NULL,
+        addressee     TEXT,
+        delegated_by  TEXT NOT NULL,
+        comment_id    BIGINT NOT NULL,
+        comment_url   TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        delegated_at  DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX delegations_by_parent ON delegations (parent_id, position);
     """,
 }
 

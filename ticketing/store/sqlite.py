@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from ticketing.store.sqlite_answers import SQLiteAnswers
 from ticketing.store.sqlite_database import SQLiteDatabase
+from ticketing.store.sqlite_delegations import SQLiteDelegations
 from ticketing.store.sqlite_drafts import SQLiteDrafts
 from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
 from ticketing.store.sqlite_responses import SQLiteResponses
@@ -34,6 +35,7 @@ class SQLiteTicketStore(
     SQLiteResponses,
     SQLiteTasks,
     SQLiteToolTasks,
+    SQLiteDelegations,
     SQLiteDatabase,
 ):
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""

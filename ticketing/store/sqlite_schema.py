@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -241,6 +241,23 @@ _MIGRATIONS: dict[int, str] = {
     15: """
     ALTER TABLE drafts ADD COLUMN agent TEXT;
     ALTER TABLE drafts ADD COLUMN comment_url TEXT;
+    """,
+    # Delegation: a ticket split by a signed delegate act into child tickets, one per
+    # sub-question, each addressed to a login or to nobody.
+    16: """
+    CREATE TABLE delegations (
+        child_id      INTEGER PRIMARY KEY REFERENCES tickets (id),
+        parent_id     INTEGER NOT NULL REFERENCES tickets (id),
+        position      INTEGER NOT NULL,
+        question      TEXT NOT NULL,
+        addressee     TEXT,
+        delegated_by  TEXT NOT NULL,
+        comment_id    INTEGER NOT NULL,
+        comment_url   TEXT NOT NULL,
+        jti           TEXT NOT NULL,
+        delegated_at  REAL NOT NULL
+    );
+    CREATE INDEX delegations_by_parent ON delegations (parent_id, position);
     """,
 }
 
