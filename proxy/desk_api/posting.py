@@ -1,12 +1,16 @@
 """``POST /desk/api/v1/tickets/{number}/comments``: post a comment signed client-side.
 
 The signature is made where the key is (the page's WebCrypto, the VS Code extension, the
-CLI); this route never sees a private key. It checks the comment before GitHub does: it
-must verify, with the keyring, as a signed act on *this* ticket (its reference, its step,
-an act the ticket takes now, the held answer's digest for a judgement), else 422 and
-nothing is posted. It then posts it through the GitHub adapter's one worker thread with
-the editor's own GitHub token (``X-GitHub-Token``), so the comment is theirs, as if they
-had pasted it; the token is used for that one request and never logged or stored.
+CLI); this route never sees a private key. It checks the comment before GitHub does, as
+the desk will once it is posted (:mod:`ticketing.desk.preflight` runs the desk's decision
+table): it must verify, with the keyring, as a signed act on *this* ticket (its reference,
+its step, an act the ticket takes now, the signer's role, the held answer's digest for a
+judgement), and the desk must take it (not a self-approval, not a judgement when no answer
+is held, not on a ticket that is closed, an answer its request can release), else 422
+with the desk's reason and nothing is posted. It then posts it through the GitHub
+adapter's one worker thread with the editor's own GitHub token (``X-GitHub-Token``), so the
+comment is theirs, as if they had pasted it; the token is used for that one request and
+never logged or stored.
 
 A cross-site page cannot make this request: :mod:`proxy.origin_checks` refuses a foreign
 ``Origin`` and any body that is not ``application/json`` (415), and a request without an
@@ -17,21 +21,15 @@ loopback to a desk with no token, never ride on the cookie alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
-import jwt
 from aiohttp import hdrs, web
 
-from auth.comment import split_signed_comment
-from auth.errors import CommentFormatError, KeyringError
-from auth.keyring import Keyring
-from auth.roles import Act
-from auth.verify import Accepted, Rejected, Verdict, verify_comment
+from auth.errors import KeyringError
+from auth.verify import Accepted
+from ticketing.desk.preflight import Refused, preflight
 from ticketing.errors import GitHubError, GitHubUnavailable
 from ticketing.github.interface import EditorComments
-from ticketing.store.model import Candidate, TicketState
 
 from ..desk_page import DESK_CLOCK, DESK_PAGE
 from ..handlers import DESK
@@ -39,46 +37,12 @@ from .routes import NO_STORE, error
 
 GITHUB_TOKEN_HEADER = "X-GitHub-Token"  # noqa: S105 (a header's name, not a secret)
 _BODY_LIMIT = 200_000
-
-
-def check_signed_comment(
-    body: str,
-    *,
-    reference: str,
-    state: TicketState,
-    held: Candidate | None,
-    keyring: Keyring,
-    now: datetime,
-    is_jti_used: Callable[[str], bool],
-) -> Verdict:
-    """Verify ``body`` as the signed act this ticket takes now, as the desk later will.
-
-    The author is taken to be the key's owner: GitHub says who posted only once it is
-    posted, and the desk then checks that too.
-    """
-    try:
-        _, token = split_signed_comment(body)
-        kid = jwt.get_unverified_header(token).get("kid") if token else None
-    except (CommentFormatError, jwt.PyJWTError, ValueError):
-        kid = None  # verify_comment says what is wrong with it
-    entry = keyring.get(kid) if isinstance(kid, str) else None
-    if state is TicketState.NEEDS_REVIEW:
-        acts = frozenset({Act.APPROVE, Act.REJECT})
-    elif state is TicketState.OPEN:
-        acts = frozenset({Act.ANSWER})
-    else:
-        acts = frozenset()
-    return verify_comment(
-        body,
-        author_login="" if entry is None else entry.login,
-        author_id=None,
-        ticket=reference,
-        keyring=keyring,
-        now=now,
-        is_jti_used=is_jti_used,
-        acts=acts,
-        judged_digest=None if held is None else held.digest,
-    )
+# The 422s: the signature does not verify for this ticket, or the desk would refuse the act.
+SIGNATURE_REFUSED = "not_signed_for_this_ticket"
+DESK_WOULD_REFUSE = "desk_would_refuse"
+# The 422s: the signature does not verify for this ticket, or the desk would refuse the act.
+SIGNATURE_REFUSED = "not_signed_for_this_ticket"
+DESK_WOULD_REFUSE = "desk_would_refuse"
 
 
 def csrf_refusal(request: web.Request) -> str | None:
@@ -136,31 +100,25 @@ async def post_comment(request: web.Request) -> web.StreamResponse:
     ticket = desk.store.ticket_for_issue(number)
     if ticket is None or ticket.issue_number is None:
         return error(404, "no_ticket", f"issue #{number} is not a ticket of this desk")
-    if ticket.state not in {TicketState.OPEN, TicketState.NEEDS_REVIEW}:
-        return error(
-            409, "not_pending", f"issue #{number} takes no answer now (it is {ticket.state.value})"
-        )
-    held = desk.store.pending_candidate(ticket.id)
     reference = desk.ticket_ref(ticket)
     try:
         keyring = desk.keyring()
     except KeyringError as exc:
         return error(503, "keyring_unreadable", f"the keyring cannot be read now: {exc}")
-    verdict = check_signed_comment(
+    verdict = preflight(
         comment,
-        reference=reference,
-        state=ticket.state,
-        held=held,
+        ticket=ticket,
+        store=desk.store,
+        settings=desk.settings,
         keyring=keyring,
         now=request.app[DESK_CLOCK](),
-        is_jti_used=desk.store.is_jti_used,
     )
-    if isinstance(verdict, Rejected):
+    if isinstance(verdict, Refused):
         return web.json_response(
             {
                 "error": f"not posted: {verdict.detail}",
-                "code": "not_signed_for_this_ticket",
-                "reason": verdict.reason.value,
+                "code": SIGNATURE_REFUSED if verdict.by_verifier else DESK_WOULD_REFUSE,
+                "reason": verdict.reason,
                 "ticket": reference,
             },
             status=422,

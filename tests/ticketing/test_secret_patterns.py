@@ -305,6 +305,9 @@ ASSIGNMENT_FALSE_POSITIVES = [
     ("yaml_boolean", "secret: yes"),
     ("prose_after_the_keyword", "the token = the one we use; token: the next one"),
     ("short_value", "password: abc, token: 123"),
+    ("question_naming_a_token", "No token: hello?"),
+    ("sentence_naming_a_password", "Wrong password: Expired."),
+    ("clause_naming_an_api_key", "Hi, api_key: missing; the secret: unknown!"),
 ]
 
 
@@ -325,6 +328,13 @@ REAL_ASSIGNED_SECRETS = [
     ("four_characters", "token: a1b2", "a1b2"),
     ("value_starting_with_a_placeholder_word", "password=example123", "example123"),
     ("quoted_value_with_a_space", "export PGPASSWORD='s3 cr3t'", "s3 cr3t"),
+    ("yaml_key_with_a_plain_word", "db:\n  passwd: hunter\n", "hunter"),
+    ("word_after_an_equals_sign_in_a_sentence", "Log in with password=hunter today", "hunter"),
+    ("value_with_a_digit_in_a_sentence", "Use the password: hunter2 please", "hunter2"),
+    ("uppercase_value_in_a_sentence", "The token: HUNTERHUNTER", "HUNTERHUNTER"),
+    ("mixed_case_value_in_a_sentence", "The token: hUnTeRhUnTeR", "hUnTeRhUnTeR"),
+    ("long_random_letters_in_a_sentence", "my token: qzkxvbtrwplmnsdfgh", "qzkxvbtrwplmnsdfgh"),
+    ("quoted_word_in_a_sentence", "The password: 'hunter'", "hunter"),
 ]
 
 
@@ -363,6 +373,7 @@ ADVERSARIAL = {
     "basic_auth_headers": "authorization: basic " * (MEGABYTE // 21),
     "slack_webhook_paths": "hooks.slack.com/services/" * (MEGABYTE // 25),
     "one_long_word": "a" * MEGABYTE,
+    "questions_naming_tokens": "No token: hello? " * (MEGABYTE // 17),
 }
 
 

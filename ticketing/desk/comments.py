@@ -15,20 +15,16 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
-from auth.comment import TRAILER_PREFIX
 from auth.keyring import Keyring
 from auth.oidc import OidcTrust
 from auth.oidc_comment import oidc_token_kid
-from auth.review_decision import decide as decide_review
-from auth.review_decision import decide_for_agent
 from auth.verify import Accepted, Verdict, verify_comment
 from ticketing.clock import Clock
 from ticketing.coordination import Coordinator
 from ticketing.github.interface import Comment
 from ticketing.github.write_queue import WriteQueue
 from ticketing.oidc_keys import OidcKeys
-from ticketing.release import Release, prepare_release
-from ticketing.render.drafts import DRAFT_MARKER_PREFIX
+from ticketing.release import Release
 from ticketing.render.replies import (
     AGENT_ANSWER,
     is_bot_reply,
@@ -45,6 +41,7 @@ from . import decisions as d
 from .counters import AnswerCounters
 from .delegations import Delegations
 from .outcome import encode_release
+from .preflight import check_release, first_facts
 from .review import Review, queue_answered_label
 from .runs import Runs
 from .settings import REACTION_REFUSED, DeskSettings
@@ -112,19 +109,12 @@ class SignedComments:
                 assert isinstance(facts.verdict, Accepted)
                 stored = self._store.request_for(ticket.id)
                 request = ChatRequest.from_json(stored) if stored else None
-                release = (
-                    prepare_release(facts.verdict.text, request, call_id_seed=ticket.request_key)
-                    if request is not None
-                    else Release(content=facts.verdict.text, tool_calls=(), finish_reason="stop")
+                release, review = check_release(
+                    facts.verdict,
+                    request,
+                    call_id_seed=ticket.request_key,
+                    policy=self.settings.policy,
                 )
-                if isinstance(release, Release) and facts.verdict.ask:
-                    release = replace(release, ask=True)
-                review = None
-                if isinstance(release, Release):
-                    review = decide_review(self.settings.policy, release.commands())
-                    if facts.verdict.agent is not None:
-                        agent = facts.verdict.agent.describe()
-                        review = decide_for_agent(review, release.commands(), agent=agent)
                 facts = replace(facts, release=release, review=review)
             elif isinstance(step, d.RecordJudgement):
                 assert ticket is not None
@@ -142,16 +132,14 @@ class SignedComments:
     def _first_facts(self, comment: Comment) -> tuple[d.CommentFacts, Ticket | None]:
         """Read what the decision starts from: who wrote it, its ticket, what the ticket holds."""
         bot = self._bot_login
-        from_bot = (
-            bot is not None and comment.author_login.lower() == bot.lower()
-        ) or is_bot_reply(comment.body)
-        ticket = None if from_bot else self._store.ticket_for_issue(comment.issue_number)
-        facts = d.CommentFacts(
-            from_bot=from_bot,
-            signed=TRAILER_PREFIX in comment.body,
-            draft=DRAFT_MARKER_PREFIX in comment.body,
-            state=None if ticket is None else ticket.state,
+        from_bot = bot is not None and comment.author_login.lower() == bot.lower()
+        ticket = (
+            None
+            if from_bot or is_bot_reply(comment.body)
+            else self._store.ticket_for_issue(comment.issue_number)
         )
+        state = None if ticket is None else ticket.state
+        facts = first_facts(comment.body, state, by_bot=from_bot)
         if ticket is None or not facts.signed:
             return facts, ticket
         if ticket.state is TicketState.OPEN:

@@ -61,7 +61,8 @@ def redact_text(
             start, end = _secret_span(match)
             whole = match.group()
             offset = match.start()
-            if secret.spares is not None and secret.spares(whole[start - offset : end - offset]):
+            value = whole[start - offset : end - offset]
+            if secret.spares is not None and secret.spares(match, value):
                 return whole
             kind = secret.name
             found.append(Redaction(kind=kind, where=where))

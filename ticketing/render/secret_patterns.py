@@ -9,7 +9,8 @@ gitleaks' generic rule relies on an entropy filter this table does not have, so 
 assignment rule below names its keywords instead, and spares the values detect-secrets'
 keyword detector filters out: placeholders (``<your password>``, ``changeme``, ``xxxx``),
 references (``${PASSWORD}``, ``os.environ[...]``, ``settings.SECRET_KEY``), literals
-(``None``), and values under four characters (``token: the next one``).
+(``None``), values under four characters (``token: the next one``), and prose: a sentence
+that names a secret with a word after its colon (``No token: hello?``, :func:`reads_as_prose`).
 
 A pattern with a capture group replaces only the first group that took part in the match
 (the value of ``password=...``, the secret after an AWS key id), so the ticket keeps the
@@ -31,7 +32,13 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["DEFAULT_PATTERNS", "SecretPattern", "not_an_assigned_secret"]
+__all__ = [
+    "DEFAULT_PATTERNS",
+    "SecretPattern",
+    "not_an_assigned_secret",
+    "reads_as_prose",
+    "spared_assignment",
+]
 
 
 @dataclass(frozen=True)
@@ -43,9 +50,10 @@ class SecretPattern:
     # Words (lowercase) one of which the text must hold for the pattern to be tried, as
     # gitleaks' `keywords`: a case-insensitive pattern has no literal to search for.
     hints: tuple[str, ...] = ()
-    # Whether a matched value is not a secret after all (a placeholder, a reference): then
-    # the match is left as it is, and nothing is reported.
-    spares: Callable[[str], bool] | None = None
+    # Whether a matched value (the match, the value) is not a secret after all (a
+    # placeholder, a reference, prose): then the match is left as it is, and nothing is
+    # reported.
+    spares: Callable[[re.Match[str], str], bool] | None = None
 
 
 # Values an assignment names without being a secret: types in code, literals, placeholders,
@@ -66,7 +74,7 @@ _ASSIGNED = (
     r"|\\\"([^\"\\\n]{1,1024}+)\\\""
     # Unquoted: stops at '=' and ':' (base64 padding aside), and must end at a delimiter,
     # so `token=getToken()` and `secret=os.environ[...]` are code, not secrets.
-    r"|([^\s'\"`,;&#()\[\]{}<>\\=:]{1,1024}+={0,3})(?=[\s'\"`,;&#)\]}]|\Z)"
+    r"|(?P<bare>[^\s'\"`,;&#()\[\]{}<>\\=:]{1,1024}+={0,3})(?=[\s'\"`,;&#)\]}]|\Z)"
     r")"
 )
 
@@ -114,13 +122,41 @@ def not_an_assigned_secret(value: str) -> bool:
     return False
 
 
+# Prose names a secret without giving one: "No token: hello?". The keyword follows a word on
+# its line (not a line's start, where a YAML key stands, nor ``DB_``), then a bare ``: ``,
+# and the value reads as a word: letters only, lowercase past its first, at most 16, maybe
+# ending a sentence. A value with a digit, a symbol, odd case or more letters (entropy, a
+# known shape) is still redacted, and so is any value after ``=`` (``password=hunter``).
+_WORD_BEFORE = re.compile(r"[^\W\d_][,;]?[ \t]+\Z")
+_KEYWORD_COLON = re.compile(r"[A-Za-z_-]+:[ \t]+")
+_PROSE_WORD = re.compile(r"[^\W\d_]{1,16}[.?!…]{0,3}")
+
+
+def reads_as_prose(match: re.Match[str]) -> bool:
+    """Return whether an assignment's match is a sentence naming a secret, not giving one."""
+    if match.start("bare") < 0:
+        return False  # a quoted value was put there on purpose
+    value = match.group("bare")
+    if not _PROSE_WORD.fullmatch(value) or value[1:] != value[1:].lower():
+        return False  # "Secret" and "hello?" read as words; "HUNTER", "hUnTeR", "a1b2" do not
+    if not _KEYWORD_COLON.fullmatch(match.string, match.start(), match.start("bare")):
+        return False
+    before = match.string[max(0, match.start() - 64) : match.start()]
+    return _WORD_BEFORE.search(before) is not None
+
+
+def spared_assignment(match: re.Match[str], value: str) -> bool:
+    """Return whether an assignment's value is a placeholder, a reference or prose."""
+    return not_an_assigned_secret(value) or reads_as_prose(match)
+
+
 _HINTS = {
     "bearer token": ("bearer",),
     "basic auth credentials": ("authorization",),
     "assigned secret": ("passw", "secret", "token", "key"),
 }
 
-_SPARES = {"assigned secret": not_an_assigned_secret}
+_SPARES = {"assigned secret": spared_assignment}
 
 DEFAULT_PATTERNS: tuple[SecretPattern, ...] = tuple(
     SecretPattern(name, re.compile(regex), _HINTS.get(name, ()), _SPARES.get(name))

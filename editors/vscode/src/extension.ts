@@ -1,6 +1,7 @@
 // VS Code's side of @desk: settings, secrets, editors and commands around DeskParticipant.
 import * as vscode from "vscode";
 import { DeskParticipant, PARTICIPANT_ID, SHOW_COMMAND, type DeskSettings, type Host } from "./handler";
+import { PendingCount } from "./watch";
 
 const DESK_TOKEN = "ticketproxy.deskToken";
 const GITHUB_TOKEN = "ticketproxy.githubToken";
@@ -48,7 +49,21 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand(SHOW_COMMAND, (ticket: number) =>
       vscode.commands.executeCommand("workbench.action.chat.open", { query: `@desk /show ${ticket}` }),
     ),
+    pendingCountItem(host),
   );
+}
+
+/** The status bar's pending count, kept fresh by the desk's event stream; a click lists them. */
+function pendingCountItem(host: Host): vscode.Disposable {
+  const item = vscode.window.createStatusBarItem(vscode.StatusBarAlignment.Left, 100);
+  item.command = { title: "List pending tickets", command: "workbench.action.chat.open", arguments: [{ query: "@desk /list" }] };
+  item.text = "$(inbox) desk";
+  item.show();
+  const stop = new PendingCount(host.settings, host.deskToken, (count, tooltip) => {
+    item.text = count === null ? "$(inbox) desk ?" : `$(inbox) ${count}`;
+    item.tooltip = tooltip;
+  }).start();
+  return { dispose: () => (stop(), item.dispose()) };
 }
 
 export function deactivate(): void {}

@@ -21,6 +21,7 @@ interface Recorded {
   participants: { id: string; handler: Handler; followupProvider?: unknown }[];
   commands: string[];
   settingsRead: string[];
+  statusItems: { text: string; dispose(): void }[];
 }
 
 function stubVscode(recorded: Recorded): unknown {
@@ -43,7 +44,14 @@ function stubVscode(recorded: Recorded): unknown {
         return { get: (key: string, fallback: unknown) => (recorded.settingsRead.push(`${section}.${key}`), fallback) };
       },
     },
-    window: {},
+    window: {
+      createStatusBarItem() {
+        const item = { text: "", tooltip: "", command: undefined as unknown, show() {}, dispose() {} };
+        recorded.statusItems.push(item);
+        return item;
+      },
+    },
+    StatusBarAlignment: { Left: 1, Right: 2 },
     LanguageModelChatMessage: { User: (text: string) => ({ content: text }) },
   };
 }
@@ -64,19 +72,22 @@ function loadWithStub(recorded: Recorded): { activate(context: unknown): void } 
 
 describe("activation", () => {
   it("registers the participant, the commands and reads the settings package.json declares", async () => {
-    const recorded: Recorded = { participants: [], commands: [], settingsRead: [] };
+    const recorded: Recorded = { participants: [], commands: [], settingsRead: [], statusItems: [] };
     const extension = loadWithStub(recorded);
-    const context = { subscriptions: [] as unknown[], secrets: { get: async () => undefined } };
+    const context = { subscriptions: [] as { dispose(): void }[], secrets: { get: async () => undefined } };
     extension.activate(context);
+    assert.equal(recorded.statusItems.length, 1, "one status bar item: the pending count");
     assert.deepEqual(recorded.participants.map((p) => p.id), manifest.contributes.chatParticipants.map((p) => p.id));
     assert.ok(recorded.participants[0]?.followupProvider, "follow-ups are provided");
     assert.deepEqual(recorded.commands.sort(), manifest.contributes.commands.map((c) => c.command).sort());
     assert.equal(manifest.contributes.chatParticipants[0]?.name, "desk");
-    assert.equal(context.subscriptions.length, 1 + recorded.commands.length);
+    // The participant, the commands, and the pending count (its item and its event stream).
+    assert.equal(context.subscriptions.length, 2 + recorded.commands.length);
     // The settings are read when a request comes: every one declared, and no other.
     const said: string[] = [];
     await recorded.participants[0]!.handler({ prompt: "", command: undefined }, { history: [] }, { markdown: (m: string) => said.push(m) }, {});
     assert.match(said.join(""), /\/answer 12/);
     assert.deepEqual([...new Set(recorded.settingsRead)].sort(), Object.keys(manifest.contributes.configuration.properties).sort());
+    context.subscriptions.forEach((s) => s.dispose()); // stops the pending count's event stream
   });
 });

@@ -6,6 +6,7 @@ import { DeskClient } from "../src/desk";
 import { DeskParticipant, type DeskSettings } from "../src/handler";
 import { addUser, askAsAgent, closedPort, DESK_TOKEN, startStack, type AgentRequest, type Person, type Stack } from "./helpers/stack";
 import { chat, StubHost, StubModel } from "./helpers/stub";
+import { PendingCount } from "../src/watch";
 
 const SHELL_TOOL = {
   type: "function" as const,
@@ -278,5 +279,62 @@ describe("@desk against a real ticketproxy serve", () => {
     host.activeEditor = "Hello";
     const turn = await chat(new DeskParticipant(host), "answer", `#${number}`);
     assert.match(turn.stream.text, /cannot run `\/nonexistent\/ticketproxy`.*ticketproxy\.cliPath/);
+  });
+});
+
+/** Wait until `done()` holds, or fail saying what was shown. */
+async function until(done: () => boolean, what: () => string): Promise<void> {
+  for (let i = 0; i < 100 && !done(); i++) await new Promise((r) => setTimeout(r, 100));
+  assert.ok(done(), what());
+}
+
+describe("the status bar's pending count", () => {
+  // The count follows the desk's event stream: a new ticket is counted without a /list.
+  it("test_pending_count_refreshes_itself_when_a_ticket_opens", async () => {
+    const shown: (number | null)[] = [];
+    const counter = new PendingCount(() => settings(), () => Promise.resolve(DESK_TOKEN), (count) => shown.push(count));
+    const stop = counter.start();
+    try {
+      await until(() => shown.length > 0, () => "no count after the stream's ready event");
+      const before = shown.at(-1);
+      assert.equal(typeof before, "number");
+      await ask("Count me: am I pending?");
+      await until(() => shown.at(-1) === (before as number) + 1, () => `shown ${JSON.stringify(shown)}`);
+    } finally {
+      stop();
+    }
+  });
+
+  // A desk that cannot be reached shows no count, with why, rather than a stale number.
+  it("test_unreachable_desk_shows_no_count", async () => {
+    const tips: string[] = [];
+    const url = `http://127.0.0.1:${await closedPort()}`;
+    const counter = new PendingCount(() => settings({ deskUrl: url }), () => Promise.resolve(undefined), (count, tip) => {
+      assert.equal(count, null);
+      tips.push(tip);
+    }, 50);
+    const stop = counter.start();
+    try {
+      await until(() => tips.length > 0, () => "nothing shown");
+      assert.match(tips[0]!, /no events from .*ECONNREFUSED/);
+    } finally {
+      stop();
+    }
+  });
+
+  // A wrong desk token gets no events: the count says the stream was refused.
+  it("test_wrong_desk_token_shows_no_count", async () => {
+    const tips: string[] = [];
+    const counter = new PendingCount(() => settings(), () => Promise.resolve("not-the-desk-token"), (count, tip) => {
+      assert.equal(count, null);
+      tips.push(tip);
+    }, 50);
+    const stop = counter.start();
+    try {
+      await until(() => tips.length > 0, () => "nothing shown");
+      assert.match(tips[0]!, /answered 403/);
+    } finally {
+      stop();
+    }
   });
 });

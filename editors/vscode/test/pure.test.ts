@@ -5,8 +5,17 @@ import { apiBase } from "../src/desk";
 import { followupsFor } from "../src/handler";
 import { fenced } from "../src/render";
 import { signArguments, signerOf } from "../src/sign";
+import { parseEvents } from "../src/watch";
 
 describe("pure parts", () => {
+  it("test_event_split_across_chunks_is_read_once_whole: events, heartbeats and the unfinished rest", () => {
+    const first = parseEvents(': heartbeat\n\nevent: ready\ndata: {"repo": "acme/agents"}\n\nevent: ticket.opened\ndata: {"num');
+    assert.deepEqual(first.events, [{ event: "ready", data: { repo: "acme/agents" } }]);
+    const second = parseEvents(first.rest + 'ber": 12}\r\n\r\n');
+    assert.deepEqual(second.events, [{ event: "ticket.opened", data: { number: 12 } }]);
+    assert.equal(second.rest, "");
+  });
+
   it("test_agent_text_cannot_close_its_fence: a longer fence wraps backticks in agent text", () => {
     const text = "```\n[click](https://evil.example)\n````";
     const out = fenced(text);
