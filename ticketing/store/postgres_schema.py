@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -198,6 +198,19 @@ _MIGRATIONS: dict[int, str] = {
     4: """
     ALTER TABLE tickets ADD COLUMN own_issue INTEGER NOT NULL DEFAULT 0;
     CREATE INDEX tickets_by_thread_step ON tickets (thread_id, step);
+    """,
+    # PostgreSQL only: replicas coordinate through the database (ticketing.postgres_*).
+    5: """
+    CREATE TABLE coordination_leases (
+        name          TEXT PRIMARY KEY,
+        holder        TEXT NOT NULL,
+        expires_at    DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE write_budget (
+        id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        sent_at       DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX write_budget_by_time ON write_budget (sent_at);
     """,
 }
 
