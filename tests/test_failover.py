@@ -5,7 +5,9 @@ no Redis. Each test is named after the fault it survives; the poll lease is one 
 
 from __future__ import annotations
 
+import re
 import signal
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -30,9 +32,11 @@ def deployment(postgres_url: str, tmp_path: Path) -> Iterator[Deployment]:
         running.close()
 
 
-def start(deployment: Deployment, name: str, **extra: str) -> tuple[Child, int]:
+def start(
+    deployment: Deployment, name: str, port: int | None = None, **extra: str
+) -> tuple[Child, int]:
     """Start a replica on a port and a data directory of its own; return it and its port."""
-    port = free_port()
+    port = free_port() if port is None else port
     child = deployment.start_replica(
         port,
         deployment.tmp / name,
@@ -50,6 +54,11 @@ def lease_holder(deployment: Deployment) -> str | None:
         " AND expires_at > extract(epoch FROM clock_timestamp())"
     )
     return str(rows[0][0]) if rows else None
+
+
+def tickets(deployment: Deployment) -> int:
+    """Return how many tickets the store holds."""
+    return int(deployment.query("SELECT COUNT(*) FROM tickets")[0][0])
 
 
 def open_ticket_count(deployment: Deployment, count: int) -> bool:
@@ -131,3 +140,75 @@ def test_kill_9_of_a_while_b_runs_and_the_retry_to_b_gets_the_answer_once(
     )
     assert deployment.query("SELECT COUNT(*), COUNT(delivered_at) FROM answers") == [(1, 1)]
     assert [issue["number"] for issue in deployment.issues()] == [1]
+
+
+AGENTS, QUESTIONS = 3, 3
+
+
+def ask_either(deployment: Deployment, ports: list[int], first: int, question: str) -> str:
+    """Ask as an agent behind a load balancer does: on a refused or cut request, the other."""
+    deadline = time.monotonic() + 30
+    turn = first
+    while True:
+        port = ports[turn % len(ports)]
+        try:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                answer = deployment.ask(pool, port=port, question=question).result(timeout=30)
+            assert answer is not None
+            return answer
+        except (openai.APIConnectionError, openai.APIStatusError):
+            assert time.monotonic() < deadline, f"no replica answered {question!r}"
+            turn += 1
+            time.sleep(0.1)
+
+
+def answer_every_open_issue(deployment: Deployment, stop: threading.Event) -> None:
+    """Answer each open issue's question ``Qa-i`` with ``Aa-i``, once, until stopped."""
+    answered: set[int] = set()
+    while not stop.is_set():
+        for issue in deployment.issues():
+            found = re.search(r"Q(\d+)-(\d+)", issue.get("body") or "")
+            if issue["state"] == "open" and issue["number"] not in answered and found:
+                deployment.answer(issue["number"], f"A{found[1]}-{found[2]}")
+                answered.add(issue["number"])
+        stop.wait(0.1)
+
+
+@pytest.mark.slow
+def test_a_rolling_restart_of_both_replicas_under_load_loses_and_duplicates_nothing(
+    deployment: Deployment,
+) -> None:
+    """Agents ask steadily while A, then B, are stopped and started: one issue per question."""
+    replicas = {name: start(deployment, name) for name in ("host-a", "host-b")}
+    ports = [port for _, port in replicas.values()]
+    stop = threading.Event()
+    answerer = threading.Thread(target=answer_every_open_issue, args=(deployment, stop))
+    answerer.start()
+
+    def agent(number: int) -> list[str]:
+        return [
+            ask_either(deployment, ports, number, f"Q{number}-{i}: which branch?")
+            for i in range(QUESTIONS)
+        ]
+
+    try:
+        with ThreadPoolExecutor(max_workers=AGENTS) as agents:
+            work = [agents.submit(agent, number) for number in range(AGENTS)]
+            for step, (name, (child, port)) in enumerate(replicas.items()):
+                # Each restart once more tickets are open: it cuts requests in flight.
+                wait_until(
+                    lambda step=step: tickets(deployment) >= 2 + 3 * step, within=20, what="load"
+                )
+                child.process.send_signal(signal.SIGTERM)
+                child.process.wait(timeout=15)
+                start(deployment, name, port)
+            results = [future.result(timeout=60) for future in work]
+    finally:
+        stop.set()
+        answerer.join(timeout=10)
+    assert results == [[f"A{a}-{i}" for i in range(QUESTIONS)] for a in range(AGENTS)]
+    issues = deployment.issues()
+    assert sorted(issue["number"] for issue in issues) == list(range(1, AGENTS * QUESTIONS + 1))
+    assert deployment.query("SELECT COUNT(*), COUNT(DISTINCT ticket_id) FROM answers") == [
+        (AGENTS * QUESTIONS, AGENTS * QUESTIONS)
+    ]
