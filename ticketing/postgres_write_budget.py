@@ -40,13 +40,13 @@ class PostgresSendLedger:
         self._opened = False
 
     async def reserve(
-        self, decide: Callable[[float, list[float]], float | None]
+        self, decide: Callable[[float, list[float]], float | None], *, recent: int
     ) -> tuple[float, float | None]:
         """Record the moment ``decide`` picks from the shared times; return (now, moment).
 
-        ``decide`` gets the database's clock and the send times of the last hour, oldest
-        first, and returns when to send (None: not at all). No other replica reserves in
-        between.
+        ``decide`` gets the database's clock and the ``recent`` latest send times of the last
+        hour, oldest first, and returns when to send (None: not at all). No other replica
+        reserves in between.
         """
         if not self._opened:
             self._opened = True
@@ -59,7 +59,9 @@ class PostgresSendLedger:
                     "DELETE FROM write_budget WHERE sent_at <= %s", (now - WINDOW,)
                 )
                 cursor = await connection.execute(
-                    "SELECT sent_at FROM write_budget ORDER BY sent_at"
+                    "SELECT sent_at FROM (SELECT sent_at FROM write_budget"
+                    " ORDER BY sent_at DESC LIMIT %s) AS latest ORDER BY sent_at",
+                    (recent,),
                 )
                 moment = decide(now, [float(row[0]) for row in await cursor.fetchall()])
                 if moment is not None:

@@ -56,9 +56,12 @@ class SendLedger(Protocol):
     """Send times shared by every replica, reserved one replica at a time."""
 
     async def reserve(
-        self, decide: Callable[[float, list[float]], float | None]
+        self, decide: Callable[[float, list[float]], float | None], *, recent: int
     ) -> tuple[float, float | None]:
-        """Record the moment ``decide(now, sent)`` picks (None: none); return (now, it)."""
+        """Record the moment ``decide(now, sent)`` picks (None: none); return (now, it).
+
+        ``sent`` is the ``recent`` latest send times of the last hour, oldest first.
+        """
         ...
 
     async def close(self) -> None:
@@ -102,7 +105,11 @@ class WriteThrottle:
                 for window in self._windows:
                     window.record(moment)
             return now, moment
-        return await self.ledger.reserve(lambda now, sent: decide(now, self._fresh_windows(sent)))
+        # The windows look back at most their limit's number of sends.
+        recent = max(window.limit for window in self._windows)
+        return await self.ledger.reserve(
+            lambda now, sent: decide(now, self._fresh_windows(sent)), recent=recent
+        )
 
     async def try_acquire(self, *, share: float) -> bool:
         """Take a slot now only if every window stays within ``share`` of its limit.
