@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,9 +32,16 @@ class Replicas:
 
 @contextlib.asynccontextmanager
 async def two_replicas(
-    workdir: Path, *, creations_per_minute: int = 10_000, **settings: str
+    workdir: Path,
+    *,
+    creations_per_minute: int = 10_000,
+    before_start: Callable[[BenchGitHub, str], None] | None = None,
+    **settings: str,
 ) -> AsyncIterator[Replicas]:
-    """Start PostgreSQL, the sandbox, and two replicas with ``settings``; stop them after."""
+    """Start PostgreSQL, the sandbox, and two replicas with ``settings``; stop them after.
+
+    ``before_start(github, database_url)`` runs before the replicas start (to fill the store).
+    """
     bin_dir = find_postgres_bin()
     if bin_dir is None:
         raise SystemExit("PostgreSQL (initdb) not found: apt-get install postgresql")
@@ -45,6 +52,8 @@ async def two_replicas(
     github = await start_bench_github(
         workdir, creations_per_minute=creations_per_minute, creations_per_hour=100_000
     )
+    if before_start is not None:
+        before_start(github, url)
     settings = {"database_url": url, **settings}
     a = proxy_process(github.proxy_environ(workdir / "host-a", **settings), workdir=workdir)
     b = proxy_process(github.proxy_environ(workdir / "host-b", **settings), workdir=workdir)
