@@ -19,7 +19,7 @@ import pytest
 from tests.helpers.deployment import Child, Deployment, free_port, wait_until
 
 SECRET = "webhook-secret-0123456789abcdef"
-LEASE = 1.0
+LEASE = 1.0  # TICKETPROXY_POLL_LEASE of every proxy a Deployment starts
 
 
 @pytest.fixture
@@ -40,7 +40,6 @@ def start(
     child = deployment.start_replica(
         port,
         deployment.tmp / name,
-        TICKETPROXY_POLL_LEASE=str(LEASE),
         TICKETPROXY_WEBHOOK_SECRET=SECRET,
         **extra,
     )

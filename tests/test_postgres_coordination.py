@@ -19,8 +19,7 @@ from proxy.desk_factories import build_coordinator
 from proxy.settings import Settings
 from tests.helpers.replicas import PROMPT, SECRET, open_ticket, start_replicas, until
 from tests.helpers.stack import Stack, stop_stack
-from ticketing.coordination import CoordinationUnavailable
-from ticketing.errors import GitHubUnavailable
+from ticketing.errors import GitHubUnavailable, StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
@@ -146,12 +145,12 @@ async def test_a_dropped_listen_connection_reconnects_and_hears_again(
 
 
 async def test_an_unreachable_database_is_back_pressure_not_a_server_error() -> None:
-    """A database that does not answer is a CoordinationUnavailable (a 429), not a crash."""
+    """A database that does not answer is StoreUnavailable (a 429 naming it), not a crash."""
     nowhere = PostgresCoordinator("postgresql://postgres@127.0.0.1:1/none", timeout=1.0)
     try:
-        with pytest.raises(CoordinationUnavailable, match="PostgreSQL is unreachable"):
+        with pytest.raises(StoreUnavailable, match="PostgreSQL is unreachable"):
             await nowhere.hold_poll_lease("a", timedelta(seconds=1))
-        with pytest.raises(CoordinationUnavailable):
+        with pytest.raises(StoreUnavailable):
             await nowhere.subscribe()
     finally:
         await nowhere.close()

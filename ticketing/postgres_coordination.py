@@ -13,8 +13,9 @@ With the ticket store in PostgreSQL, replicas on any number of hosts need nothin
   connection of its own (psycopg's asyncio connection), reconnected when it drops;
 - **the write budget**: :class:`~ticketing.postgres_write_budget.PostgresSendLedger`.
 
-A database that cannot be reached raises
-:class:`~ticketing.coordination.CoordinationUnavailable`: a 429 with ``retry-after``.
+A database that cannot be reached raises :class:`~ticketing.errors.StoreUnavailable`, as
+the store on it does: a 429 ``store_unavailable`` with ``retry-after``, which names what is
+down (the database, not GitHub).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from ticketing.coordination import CoordinationUnavailable, KeyLocks, Subscription
+from ticketing.coordination import KeyLocks, Subscription
+from ticketing.errors import StoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +69,9 @@ def connection_options(timeout: float) -> dict[str, Any]:
     }
 
 
-def unavailable(what: str, exc: Exception) -> CoordinationUnavailable:
+def unavailable(what: str, exc: Exception) -> StoreUnavailable:
     """Return the back-pressure error for a database that did not answer ``what``."""
-    return CoordinationUnavailable(f"PostgreSQL is unreachable, so {what}: {exc}", retry_after=2.0)
+    return StoreUnavailable(f"PostgreSQL is unreachable, so {what}: {exc}", retry_after=2.0)
 
 
 class _Notifications:
@@ -190,7 +192,7 @@ class PostgresCoordinator:
         async with self._local.hold(request_key):
             name, token = f"key:{request_key}", secrets.token_hex(16)
             # Another replica holds the key (it is opening the ticket): wait for it.
-            # noqa: another process holds it, so no in-process Event can say when it is free.
+            # (ASYNC110: the holder is another process, so no asyncio.Event can say when.)
             while not await self._take(name, token, self._key_lock_ttl, what):  # noqa: ASYNC110
                 await asyncio.sleep(self._key_lock_retry)
             renewal = asyncio.create_task(self._renew(name, token))
@@ -202,7 +204,7 @@ class PostgresCoordinator:
                     await renewal
                 try:
                     await self._run("the key lock cannot be released", _RELEASE, name, token)
-                except CoordinationUnavailable as exc:
+                except StoreUnavailable as exc:
                     log.warning("could not release the lock on a request key: %s", exc)
 
     async def _renew(self, name: str, token: str) -> None:
@@ -212,7 +214,7 @@ class PostgresCoordinator:
                 await self._run(
                     "the key lock cannot be renewed", _RENEW, self._key_lock_ttl, name, token
                 )
-            except CoordinationUnavailable as exc:
+            except StoreUnavailable as exc:
                 log.warning("could not renew the lock on a request key: %s", exc)
 
     async def claim_jti(self, jti: str, *, holder: str, ttl: timedelta) -> bool:
@@ -229,7 +231,7 @@ class PostgresCoordinator:
 
     async def release_poll_lease(self, owner: str) -> None:
         """Give up the poll lease if ``owner`` holds it."""
-        with contextlib.suppress(CoordinationUnavailable):
+        with contextlib.suppress(StoreUnavailable):
             await self._run("the poll lease cannot be released", _RELEASE, POLL_LEASE, owner)
 
     async def publish(self, ticket_id: int) -> None:

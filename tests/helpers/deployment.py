@@ -164,6 +164,9 @@ class Deployment:
                 "TICKETPROXY_POLL_INTERVAL": "0.2",
                 "TICKETPROXY_HEARTBEAT_INTERVAL": "0.2",
                 "TICKETPROXY_WRITES_PER_MINUTE": "60",
+                # On PostgreSQL a proxy killed while polling holds the poll lease until it
+                # lapses; a restarted one (a new replica) polls once it has.
+                "TICKETPROXY_POLL_LEASE": "1",
                 **({"TICKETPROXY_DATABASE_URL": self.database_url} if self.database_url else {}),
                 **extra,
             },
