@@ -1,5 +1,6 @@
 # ticketproxy: an OpenAI-compatible endpoint answered by people on GitHub.
-FROM python:3.11-slim
+# Pinned to a patch release and Debian release, so a rebuild gets the same interpreter.
+FROM python:3.11.11-slim-bookworm
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY proxy ./proxy

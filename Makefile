@@ -68,7 +68,7 @@ vscode: $(RUNTIME_STAMP)
 test: lint typecheck pytest vscode
 
 # Every benchmark runs, even after one misses its target; the target fails at the end.
-BENCHES := poll_cost concurrent_waits answer_latency retry_throughput creation_budget desk_cost write_cost tree_body
+BENCHES := poll_cost concurrent_waits answer_latency retry_throughput creation_budget desk_cost write_cost tree_body replica_retry shared_write_budget replica_waits
 
 bench: $(STAMP)
 	@failed=""; for name in $(BENCHES); do \

@@ -64,6 +64,7 @@ from proxy.middleware import ANONYMOUS
 from proxy.wire.requests import parse_chat_request
 from ticketing.desk import LABEL, LABEL_AWAITING, DeskSettings
 from ticketing.github.times import format_github_time
+from ticketing.store.interface import TicketStore
 from ticketing.store.model import PollCursor
 from ticketing.store.sqlite import SQLiteTicketStore
 
@@ -84,11 +85,9 @@ def completion_body(index: int) -> dict[str, Any]:
     return {"model": MODEL, "messages": [{"role": "user", "content": f"Task {index}: wait."}]}
 
 
-def prefill(github: BenchGitHub, store_path: Path, count: int) -> None:
-    """Leave ``count`` tickets pending, as an earlier run of the proxy would have."""
+def prefill(github: BenchGitHub, store: TicketStore, count: int) -> None:
+    """Leave ``count`` tickets pending in ``store``, as an earlier run would have; close it."""
     now = datetime.now(UTC).replace(microsecond=0)
-    store_path.parent.mkdir(parents=True, exist_ok=True)
-    store = SQLiteTicketStore(store_path)
     try:
         for index in range(count):
             chat = parse_chat_request(
@@ -292,7 +291,8 @@ async def run(
             creations_per_hour=UNLIMITED,
         )
         print(f"Leaving {count - fresh:,} tickets pending from an earlier run...", flush=True)
-        prefill(github, workdir / "data" / "tickets.sqlite3", count - fresh)
+        (workdir / "data").mkdir()
+        prefill(github, SQLiteTicketStore(workdir / "data" / "tickets.sqlite3"), count - fresh)
         environ = github.proxy_environ(
             workdir / "data", writes_per_minute=str(UNLIMITED), writes_per_hour=str(UNLIMITED)
         )

@@ -112,6 +112,7 @@ def create_app(
             settings=DeskSettings(
                 repo=settings.github_repo,
                 poll_interval=settings.poll_interval,
+                poll_lease=timedelta(seconds=settings.poll_lease),
                 max_wait=timedelta(seconds=settings.max_wait),
                 lock_issues=settings.lock_issues,
                 tree_after_steps=settings.tree_after_steps,

@@ -15,7 +15,7 @@ from ticketing.clock import Clock, Sleep
 from ticketing.coordination import Coordinator, LocalCoordinator
 from ticketing.github.app_auth import GitHubApp
 from ticketing.github.client import GITHUB_API_URL, GitHubClient
-from ticketing.github.throttle import WriteThrottle
+from ticketing.github.throttle import SendLedger, WriteThrottle
 from ticketing.store.interface import TicketStore
 from ticketing.store.sqlite import SQLiteTicketStore
 
@@ -53,10 +53,24 @@ def build_github(settings: Settings, *, clock: Clock, sleep: Sleep) -> GitHubCli
             per_minute=settings.writes_per_minute,
             per_hour=settings.writes_per_hour,
             sleep=sleep,
+            ledger=shared_write_budget(settings),
         ),
         sleep=sleep,
         clock=clock,
     )
+
+
+def shared_write_budget(settings: Settings) -> SendLedger | None:
+    """Return the write budget every replica shares (in PostgreSQL), or None (this process's).
+
+    GitHub's limits are per token and replicas share one, so with a shared database the
+    budget is one; on SQLite (one host) each process keeps its own.
+    """
+    if settings.database_url is None:
+        return None
+    from ticketing.postgres_write_budget import PostgresSendLedger
+
+    return PostgresSendLedger(settings.database_url)
 
 
 def github_app(settings: Settings) -> GitHubApp | None:
@@ -75,13 +89,19 @@ def github_app(settings: Settings) -> GitHubApp | None:
 
 
 def build_coordinator(settings: Settings) -> Coordinator:
-    """Return how this process coordinates with other replicas: Redis, or alone."""
-    if settings.redis_url is None:
-        return LocalCoordinator()
-    # Imported here so that a single process never loads the Redis client.
-    from ticketing.redis_coordination import RedisCoordinator
+    """Return how this process coordinates with other replicas: Redis, PostgreSQL, or alone.
 
-    # Replicas share the store: SQLite in data_dir (one host, a shared volume) or PostgreSQL
-    # (TICKETPROXY_DATABASE_URL, any number of hosts); Redis holds only what they must agree
-    # on at once (see ticketing.redis_coordination).
-    return RedisCoordinator.from_url(settings.redis_url)
+    Redis, where configured, keeps the key locks, jtis, poll lease and wake-ups (SQLite
+    replicas on one host need it; PostgreSQL replicas may keep that traffic off the
+    database with it). With only a database URL, the database coordinates too.
+    """
+    # Imported where used, so that a single process never loads Redis's or psycopg's client.
+    if settings.redis_url is not None:
+        from ticketing.redis_coordination import RedisCoordinator
+
+        return RedisCoordinator.from_url(settings.redis_url)
+    if settings.database_url is not None:
+        from ticketing.postgres_coordination import PostgresCoordinator
+
+        return PostgresCoordinator(settings.database_url)
+    return LocalCoordinator()

@@ -56,6 +56,8 @@ class Settings:
     api_keys: tuple[str, ...] = field(default=(), repr=False)
     data_dir: Path = Path("data")
     poll_interval: float = 5.0
+    # With several replicas, how long a dead poller's lease blocks another from polling.
+    poll_lease: float = 15.0
     max_wait: float = 3600.0
     # Inside httpx's default 5 s read timeout, for clients that send no x-stainless-read-timeout.
     heartbeat_interval: float = DEFAULT_HEARTBEAT_INTERVAL
@@ -188,6 +190,7 @@ class Settings:
             api_keys=parse_api_keys(environ.get("TICKETPROXY_API_KEYS", "")),
             data_dir=data_dir,
             poll_interval=read_number(environ, "TICKETPROXY_POLL_INTERVAL", 5.0, low=0.01),
+            poll_lease=read_number(environ, "TICKETPROXY_POLL_LEASE", 15.0, low=0.1),
             max_wait=read_number(environ, "TICKETPROXY_MAX_WAIT", 3600.0, low=1.0),
             heartbeat_interval=read_number(
                 environ, "TICKETPROXY_HEARTBEAT_INTERVAL", DEFAULT_HEARTBEAT_INTERVAL, low=0.01

@@ -16,7 +16,6 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import jwt
 import pytest
@@ -25,13 +24,10 @@ from auth.comment import split_signed_comment
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
-from proxy.wire.requests import parse_chat_request
-from tests.helpers.stack import Stack, free_port, start_stack, stop_stack
+from tests.helpers.replicas import PROMPT, SECRET, Host, open_ticket, start_replicas, until
+from tests.helpers.stack import Stack, free_port, stop_stack
 from ticketing.redis_coordination import RedisCoordinator
 from ticketing.store.model import TicketState
-
-SECRET = "webhook-secret-0123456789abcdef"
-PROMPT: Any = [{"role": "user", "content": "Which files are in the workspace?"}]
 
 
 def _ping(port: int) -> bool:
@@ -79,9 +75,6 @@ def redis_url(tmp_path: Path) -> Iterator[str]:
         process.wait(timeout=5)
 
 
-Host = tuple[Path, dict[str, Any]]
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def hosts(request: pytest.FixtureRequest, tmp_path: Path) -> list[Host]:
     """Return where each of two replicas runs: its directory and its store's settings.
@@ -98,24 +91,6 @@ def hosts(request: pytest.FixtureRequest, tmp_path: Path) -> list[Host]:
     return [(directory, {"database_url": url}) for directory in directories]
 
 
-async def start_replicas(
-    sandbox: RunningSandbox, config: SandboxConfig, hosts: list[Host], **overrides: Any
-) -> list[Stack]:
-    """Start a replica on each host, all with the first one's signing keys and keyring."""
-    (first_dir, first_store), (second_dir, second_store) = hosts
-    first = await start_stack(sandbox, config, first_dir, **first_store, **overrides)
-    second = await start_stack(
-        sandbox,
-        config,
-        second_dir,
-        keys=first.keys,
-        keyring_path=first.settings.keyring_path,
-        **second_store,
-        **overrides,
-    )
-    return [first, second]
-
-
 @pytest.fixture
 async def replicas(
     github_sandbox: RunningSandbox,
@@ -130,27 +105,6 @@ async def replicas(
     finally:
         for stack in running:
             await stop_stack(stack)
-
-
-async def until(condition: Any, within: float = 10.0) -> None:
-    """Wait until ``condition()`` is true, failing after ``within`` seconds."""
-    deadline = asyncio.get_running_loop().time() + within
-    while not condition():
-        if asyncio.get_running_loop().time() > deadline:
-            raise AssertionError("condition never became true")
-        await asyncio.sleep(0.02)
-
-
-async def open_ticket(stack: Stack) -> None:
-    """Open a ticket through ``stack``'s desk, with no client left waiting on it.
-
-    A client still waiting would hold the replica's shutdown until its ticket's deadline.
-    """
-    request = parse_chat_request(
-        {"model": "gpt-4o", "messages": PROMPT}, client="test", models=frozenset({"gpt-4o"})
-    )
-    await stack.desk.submit(request, request_id="req-replicas")
-    await stack.wait_for_issue(1)
 
 
 def jti_of(body: str) -> str:

@@ -16,7 +16,9 @@ replicas; only the parts that cross process boundaries go through a :class:`Coor
 
 :class:`LocalCoordinator`, the default, is today's single process: an in-process lock per
 key, no lease to compete for, nobody else to tell. The Redis implementation lives in
-:mod:`ticketing.redis_coordination`.
+:mod:`ticketing.redis_coordination`, the PostgreSQL one (no Redis needed) in
+:mod:`ticketing.postgres_coordination`. GitHub's write budget is shared apart from these,
+through :class:`~ticketing.github.throttle.SendLedger`.
 
 Ticket state itself is not here: replicas read it from the ticket store, which they share
 (see :mod:`ticketing.redis_coordination` for what lives where).
@@ -35,7 +37,7 @@ from ticketing.errors import GitHubUnavailable
 
 
 class CoordinationUnavailable(GitHubUnavailable):
-    """The shared coordination store (Redis) cannot be reached; try again later.
+    """The shared coordination store (Redis or PostgreSQL) cannot be reached; try again later.
 
     It derives from GitHubUnavailable because that is the family the proxy answers with a
     429 and ``retry-after``: clients retry a 429, whereas AutoGPT stops the agent on a 500.

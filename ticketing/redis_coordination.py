@@ -7,11 +7,12 @@ What lives where:
   issue while the others wait and re-attach; used ``jti``\\ s (``SET NX`` with a TTL of the
   longest a signature can be valid, plus leeway); the poll lease (``SET NX PX``, renewed by
   its holder); and the ``ticketproxy:answered`` pub/sub channel.
-- **The ticket store** (SQLite) holds everything durable: tickets, answers, judgements, the
-  write queue, the cursor, replies and webhook deliveries. Replicas share it as one file on
-  one host (a shared volume); Redis runs without persistence and losing it loses no
-  ticket, only in-flight coordination. Replicas on several hosts would need the store
-  itself in a shared database; that is not built.
+- **The ticket store** holds everything durable: tickets, answers, judgements, the write
+  queue, the cursor, replies and webhook deliveries. On SQLite replicas share it as one
+  file on one host (a shared volume); Redis runs without persistence and losing it loses
+  no ticket, only in-flight coordination. On PostgreSQL replicas may be on several hosts
+  and need no Redis at all (:mod:`ticketing.postgres_coordination`); with Redis set too,
+  Redis keeps these four and the database the rest, GitHub's write budget included.
 
 Every key is under a prefix (``ticketproxy`` by default), so one Redis can serve several
 deployments.

@@ -103,11 +103,8 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
-    """Yield a PostgreSQL server for the session, with a migrated template database."""
-    bin_dir = require_postgres_bin(find_postgres_bin())
-    root = Path(tempfile.mkdtemp(prefix="ticketproxy-pg-"))
+def start_postgres(bin_dir: Path, root: Path) -> PostgresServer:
+    """Create a cluster in ``root`` and start it on a free port (benchmarks use it too)."""
     as_user: tuple[str, ...] = ()
     if os.geteuid() == 0:
         # initdb refuses to run as root: run the server as Debian's postgres user.
@@ -122,6 +119,15 @@ def postgres_server() -> Iterator[PostgresServer]:
     )
     server = PostgresServer(bin=bin_dir, data=data, port=_free_port(), as_user=as_user)
     server.start()
+    return server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """Yield a PostgreSQL server for the session, with a migrated template database."""
+    bin_dir = require_postgres_bin(find_postgres_bin())
+    root = Path(tempfile.mkdtemp(prefix="ticketproxy-pg-"))
+    server = start_postgres(bin_dir, root)
     try:
         with psycopg.connect(server.url(), autocommit=True) as admin:
             admin.execute(f'CREATE DATABASE "{TEMPLATE}"')

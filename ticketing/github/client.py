@@ -146,6 +146,7 @@ class GitHubClient(SubIssueCalls):
     async def close(self) -> None:
         """Stop the worker thread and close PyGithub's connection."""
         await self._worker.close()
+        await self._throttle.close()
 
     # --- issues --------------------------------------------------------------------------
 
@@ -280,7 +281,7 @@ class GitHubClient(SubIssueCalls):
         courtesy: one is sent only while at most half of the write budget is used, so that
         it never makes a new ticket or a reply wait.
         """
-        if not self._throttle.try_acquire(share=REACTION_BUDGET_SHARE):
+        if not await self._throttle.try_acquire(share=REACTION_BUDGET_SHARE):
             log.info(
                 "reaction %s on comment %d skipped: the write budget is busy", content, comment_id
             )

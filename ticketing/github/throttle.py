@@ -7,6 +7,10 @@ full bucket plus the refill), so this keeps a log of send times and only lets a 
 when every sliding window (the last minute, the last hour) has room. When the wait for a
 slot would exceed ``max_wait`` the caller is told to back off instead of queueing without
 bound.
+
+Replicas write with one token, so they must share one budget: with a :class:`SendLedger`
+(PostgreSQL's, :mod:`ticketing.postgres_write_budget`) the send times are every replica's,
+read and reserved in one step no other replica interleaves with, on the ledger's clock.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from ticketing.clock import Sleep
 from ticketing.errors import GitHubUnavailable
@@ -47,6 +52,23 @@ class SlidingWindow:
         self.sent.append(moment)
 
 
+class SendLedger(Protocol):
+    """Send times shared by every replica, reserved one replica at a time."""
+
+    async def reserve(
+        self, decide: Callable[[float, list[float]], float | None], *, recent: int
+    ) -> tuple[float, float | None]:
+        """Record the moment ``decide(now, sent)`` picks (None: none); return (now, it).
+
+        ``sent`` is the ``recent`` latest send times of the last hour, oldest first.
+        """
+        ...
+
+    async def close(self) -> None:
+        """Release the ledger's connections."""
+        ...
+
+
 @dataclass
 class WriteThrottle:
     """Pace content creation below GitHub's per-minute and per-hour secondary limits."""
@@ -57,42 +79,75 @@ class WriteThrottle:
     max_wait: float = 90.0
     clock: Callable[[], float] = time.monotonic
     sleep: Sleep = asyncio.sleep
+    # Every replica's send times (None: this process's, kept in _windows).
+    ledger: SendLedger | None = None
     _windows: tuple[SlidingWindow, ...] = field(init=False)
 
     def __post_init__(self) -> None:
-        self._windows = (
+        self._windows = self._fresh_windows([])
+
+    def _fresh_windows(self, sent: list[float]) -> tuple[SlidingWindow, ...]:
+        windows = (
             SlidingWindow(limit=max(1, int(self.per_minute)), seconds=60.0),
             SlidingWindow(limit=max(1, int(self.per_hour)), seconds=3600.0),
         )
+        for window in windows:
+            window.sent.extend(sent)
+        return windows
 
-    def try_acquire(self, *, share: float) -> bool:
+    async def _reserve(
+        self, decide: Callable[[float, tuple[SlidingWindow, ...]], float | None]
+    ) -> tuple[float, float | None]:
+        if self.ledger is None:
+            now = self.clock()
+            moment = decide(now, self._windows)
+            if moment is not None:
+                for window in self._windows:
+                    window.record(moment)
+            return now, moment
+        # The windows look back at most their limit's number of sends.
+        recent = max(window.limit for window in self._windows)
+        return await self.ledger.reserve(
+            lambda now, sent: decide(now, self._fresh_windows(sent)), recent=recent
+        )
+
+    async def try_acquire(self, *, share: float) -> bool:
         """Take a slot now only if every window stays within ``share`` of its limit.
 
         For writes that are nice to have (reactions): they use the spare part of the
         budget and never make an issue or a reply wait. Return whether a slot was taken.
         """
-        now = self.clock()
-        if any(window.earliest(now) > now for window in self._windows):
-            return False
-        if any(len(window.sent) + 1 > window.limit * share for window in self._windows):
-            return False
-        for window in self._windows:
-            window.record(now)
-        return True
+
+        def spare(now: float, windows: tuple[SlidingWindow, ...]) -> float | None:
+            if any(window.earliest(now) > now for window in windows):
+                return None
+            if any(len(window.sent) + 1 > window.limit * share for window in windows):
+                return None
+            return now
+
+        return (await self._reserve(spare))[1] is not None
 
     async def acquire(self) -> None:
         """Wait until content may be created; raise GitHubUnavailable if that is too far off."""
-        now = self.clock()
-        start = max(window.earliest(now) for window in self._windows)
-        wait = start - now
-        if wait > self.max_wait:
+        earliest = 0.0
+
+        def first_room(now: float, windows: tuple[SlidingWindow, ...]) -> float | None:
+            nonlocal earliest
+            earliest = max(window.earliest(now) for window in windows)
+            # Reserved before sleeping, so concurrent writers never share a slot.
+            return earliest if earliest - now <= self.max_wait else None
+
+        now, start = await self._reserve(first_room)
+        if start is None:
             raise GitHubUnavailable(
                 "ticketproxy's GitHub write budget is spent for now "
                 f"({self.per_minute:g}/min, {self.per_hour:g}/h)",
-                retry_after=wait,
+                retry_after=earliest - now,
             )
-        # Reserve the slot before sleeping, so concurrent writers never share one.
-        for window in self._windows:
-            window.record(start)
-        if wait > 0:
-            await self.sleep(wait)
+        if start > now:
+            await self.sleep(start - now)
+
+    async def close(self) -> None:
+        """Release the shared ledger's connections, if any."""
+        if self.ledger is not None:
+            await self.ledger.close()

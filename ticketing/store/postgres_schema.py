@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -223,6 +223,19 @@ _MIGRATIONS: dict[int, str] = {
         delegated_at  DOUBLE PRECISION NOT NULL
     );
     CREATE INDEX delegations_by_parent ON delegations (parent_id, position);
+    """,
+    # PostgreSQL only: replicas coordinate through the database (ticketing.postgres_*).
+    8: """
+    CREATE TABLE coordination_leases (
+        name          TEXT PRIMARY KEY,
+        holder        TEXT NOT NULL,
+        expires_at    DOUBLE PRECISION NOT NULL
+    );
+    CREATE TABLE write_budget (
+        id            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        sent_at       DOUBLE PRECISION NOT NULL
+    );
+    CREATE INDEX write_budget_by_time ON write_budget (sent_at);
     """,
 }
 

@@ -112,12 +112,12 @@ async def test_courtesy_writes_use_only_the_spare_half_and_never_delay_a_ticket(
     """Reactions take a slot only while half the minute is free; issues then still fit."""
     time = FakeTime()
     writes = throttle(time, per_minute=10, per_hour=500)
-    taken = [writes.try_acquire(share=0.5) for _ in range(8)]
+    taken = [await writes.try_acquire(share=0.5) for _ in range(8)]
     assert taken == [True] * 5 + [False] * 3
     # The other half is left for what agents wait on: five issues go out at once.
     for _ in range(5):
         await writes.acquire()
     assert time.sleeps == []
-    assert writes.try_acquire(share=0.5) is False
+    assert await writes.try_acquire(share=0.5) is False
     time.now += 61
-    assert writes.try_acquire(share=0.5) is True
+    assert await writes.try_acquire(share=0.5) is True
