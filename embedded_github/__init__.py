@@ -28,7 +28,7 @@ Modules:
 - ``pagination``: ``page`` and ``per_page`` in, a ``Link`` header out.
 - ``errors``: GitHub's error answers (``ApiError``) and the docs links they carry.
 - ``limits``: the primary hourly budget and the secondary limit on creating content.
-- ``faults``: failures a test plans: error answers, dropped connections, delays.
+- ``faults``: failures a test plans: error answers, dropped connections, delays, holds.
 - ``apps``: checking an App's JWT and minting installation tokens.
 - ``webhooks``: signed ``issue_comment`` deliveries, in the background, as GitHub sends them.
 - ``web_pages``: plain HTML pages: repositories, issues, one issue and a comment form.

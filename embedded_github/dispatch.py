@@ -127,8 +127,12 @@ class ApiDispatcher:
         login: str | None = None
         if fault is not None and fault.delay > 0:
             await asyncio.sleep(fault.delay)
+        if fault is not None and fault.hold and not fault.after_handling:
+            await self._faults.hold()
         if fault is None or fault.after_handling or fault.status is None:
             response, login = await self._answer(request, request_id)
+            if fault is not None and fault.hold and fault.after_handling:
+                await self._faults.hold()
         if fault is not None and fault.status is not None:
             if fault.drop_connection:
                 self._record(request, path, 0, login)

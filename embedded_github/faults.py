@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,6 +23,9 @@ class FaultPlan:
     drop_connection: bool = False
     # Seconds to hold the request first: a slow GitHub.
     delay: float = 0.0
+    # Held until the test releases it: before the handler (a GitHub that hangs), or with
+    # ``after_handling`` after it, its changes made and its answer not yet sent.
+    hold: bool = False
 
     def matches(self, method: str, path: str) -> bool:
         """Return whether a request (path after ``/api/v3``) is hit by this fault."""
@@ -34,6 +38,8 @@ class FaultQueue:
     def __init__(self) -> None:
         """Start with no faults."""
         self._entries: list[list[Any]] = []
+        self._released = asyncio.Event()
+        self.held = 0
 
     def add(self, plan: FaultPlan, *, times: int) -> None:
         """Plan a fault for the next ``times`` matching requests."""
@@ -52,6 +58,21 @@ class FaultQueue:
                 return plan
         return None
 
+    async def hold(self) -> None:
+        """Wait until ``release`` (or ``clear``) is called, counted in ``held`` meanwhile."""
+        released = self._released
+        self.held += 1
+        try:
+            await released.wait()
+        finally:
+            self.held -= 1
+
+    def release(self) -> None:
+        """Let every held request go on; a request held later waits for the next release."""
+        self._released.set()
+        self._released = asyncio.Event()
+
     def clear(self) -> None:
-        """Forget every planned fault."""
+        """Forget every planned fault, and release the held requests."""
         self._entries.clear()
+        self.release()

@@ -113,6 +113,7 @@ class Sandbox:
         body: Mapping[str, Any] | None = None,
         drop_connection: bool = False,
         delay: float = 0.0,
+        hold: bool = False,
     ) -> None:
         """Answer the next ``times`` matching API requests with a fault instead.
 
@@ -120,7 +121,9 @@ class Sandbox:
         With ``after_handling`` the real handler runs first (its changes stay), then the fault
         is answered: a 502 after a successful create. With ``drop_connection`` the connection
         is closed without any answer. ``delay`` holds each request that long first; with
-        ``status=None`` that is the whole fault: a slow but working GitHub.
+        ``status=None`` that is the whole fault: a slow but working GitHub. With ``hold`` each
+        request waits until ``release_held`` (or ``clear_faults``): before the handler, a hung
+        GitHub; with ``after_handling``, its changes made but its answer not yet sent.
         """
         plan = FaultPlan(
             method=method.upper(),
@@ -131,11 +134,21 @@ class Sandbox:
             body=None if body is None else dict(body),
             drop_connection=drop_connection,
             delay=delay,
+            hold=hold,
         )
         self._faults.add(plan, times=times)
 
+    @property
+    def held_requests(self) -> int:
+        """Return how many requests a ``hold`` fault holds right now."""
+        return self._faults.held
+
+    def release_held(self) -> None:
+        """Let every request a ``hold`` fault holds go on."""
+        self._faults.release()
+
     def clear_faults(self) -> None:
-        """Forget every fault not yet used."""
+        """Forget every fault not yet used, and let the held requests go on."""
         self._faults.clear()
 
     def add_user(self, user: SandboxUser) -> None:
@@ -182,7 +195,8 @@ class RunningSandbox:
     users_watch: UsersFileWatch | None = None
 
     async def stop(self) -> None:
-        """Stop serving; the sandbox's state stays readable."""
+        """Stop serving (held requests are let go first); the sandbox's state stays readable."""
+        self.sandbox.release_held()
         if self.users_watch is not None:
             await self.users_watch.stop()
         await self.runner.cleanup()

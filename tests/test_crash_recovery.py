@@ -16,7 +16,8 @@ from typing import Any
 import openai
 import pytest
 
-from tests.helpers.deployment import Deployment, wait_until
+from tests.helpers.deployment import Deployment
+from tests.helpers.processes import wait_until
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -16,7 +16,8 @@ from pathlib import Path
 import openai
 import pytest
 
-from tests.helpers.deployment import Child, Deployment, free_port, wait_until
+from tests.helpers.deployment import Deployment, free_port
+from tests.helpers.processes import Child, wait_until
 
 SECRET = "webhook-secret-0123456789abcdef"
 LEASE = 1.0  # TICKETPROXY_POLL_LEASE of every proxy a Deployment starts

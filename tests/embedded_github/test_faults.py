@@ -122,3 +122,55 @@ async def test_contract_checker_catches_an_answer_off_githubs_schema(
         sandbox.close()
     assert len(checker.failures) == 1
     assert "POST /api/v3/repos/acme/agents/issues 201" in checker.failures[0]
+
+
+async def wait_held(sandbox: Sandbox, count: int) -> None:
+    """Wait until ``count`` requests are held by a ``hold`` fault."""
+    for _ in range(500):
+        if sandbox.held_requests == count:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{sandbox.held_requests} requests held, not {count}")
+
+
+async def test_hold_after_handling_creates_the_issue_and_withholds_the_answer_until_released(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """``hold`` with ``after_handling``: the issue exists while its creator still waits."""
+    sandbox = github_sandbox.sandbox
+    bot = user(sandbox_config, "ticketproxy-bot")
+    sandbox.inject_fault(method="POST", path=ISSUES, status=None, after_handling=True, hold=True)
+    async with aiohttp.ClientSession() as http:
+        create = asyncio.create_task(
+            http.post(github_sandbox.api_url + ISSUES, json={"title": "held"}, headers=auth(bot))
+        )
+        await wait_held(sandbox, 1)
+        async with http.get(github_sandbox.api_url + ISSUES, headers=auth(bot)) as listed:
+            titles = [issue["title"] for issue in await listed.json()]
+        assert not create.done()
+        sandbox.release_held()
+        async with await create as created:
+            assert created.status == 201
+            assert (await created.json())["title"] == "held"
+    assert titles == ["held"]
+    assert sandbox.held_requests == 0
+
+
+async def test_hold_before_handling_changes_nothing_until_released(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig
+) -> None:
+    """A plain ``hold`` is a hung GitHub: nothing is created until the test lets it go."""
+    sandbox = github_sandbox.sandbox
+    bot = user(sandbox_config, "ticketproxy-bot")
+    sandbox.inject_fault(method="POST", path=ISSUES, status=None, hold=True)
+    async with aiohttp.ClientSession() as http:
+        create = asyncio.create_task(
+            http.post(github_sandbox.api_url + ISSUES, json={"title": "hung"}, headers=auth(bot))
+        )
+        await wait_held(sandbox, 1)
+        async with http.get(github_sandbox.api_url + ISSUES, headers=auth(bot)) as listed:
+            assert await listed.json() == []
+        sandbox.clear_faults()
+        async with await create as created:
+            assert created.status == 201
+    assert sandbox.held_requests == 0

@@ -13,15 +13,10 @@ import http.client
 import json
 import os
 import secrets
-import signal
 import socket
 import sqlite3
-import subprocess
-import sys
-import time
 import urllib.request
 import uuid
-from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -35,9 +30,9 @@ from auth.keys import SigningKey, generate_signing_key
 from auth.roles import Role
 from auth.sign import sign_comment
 from embedded_github import SandboxConfig, SandboxUser, save_sandbox_config
+from tests.helpers.processes import Child, alive_or_fail, healthy, wait_until
 from ticketing.github.one_shot import post_comment_once
 
-TICKETPROXY = Path(sys.executable).with_name("ticketproxy")
 REPO = "acme/agents"
 QUESTION = "Which branch should I deploy?"
 START_TIMEOUT = 15.0
@@ -48,56 +43,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
-
-
-def wait_until(
-    check: Callable[[], Any],
-    *,
-    within: float,
-    what: str,
-    context: Callable[[], str] = lambda: "",
-) -> Any:
-    """Call ``check`` until it returns something truthy, and return that."""
-    deadline = time.monotonic() + within
-    while True:
-        result = check()
-        if result:
-            return result
-        assert time.monotonic() < deadline, f"timed out waiting for {what}\n{context()}"
-        time.sleep(0.05)
-
-
-class Child:
-    """One ticketproxy child process, its output in a file."""
-
-    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
-        """Start ``ticketproxy ARGV``."""
-        self.log = log
-        self._output = log.open("w", encoding="utf-8")
-        self.process = subprocess.Popen(
-            [str(TICKETPROXY), *argv], env=env, stdout=self._output, stderr=subprocess.STDOUT
-        )
-
-    def output(self) -> str:
-        """Return everything the process printed so far."""
-        return self.log.read_text(encoding="utf-8")
-
-    def alive(self) -> bool:
-        """Say whether the process still runs."""
-        return self.process.poll() is None
-
-    def kill_9(self) -> None:
-        """Kill the process with SIGKILL: no handler, no clean-up, no flushing."""
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=5)
-        self._output.close()
-
-    def close(self) -> None:
-        """Kill the process if it still runs, and close its log."""
-        if self.alive():
-            self.process.kill()
-            self.process.wait()
-        self._output.close()
 
 
 class Deployment:
@@ -127,7 +72,7 @@ class Deployment:
             "sandbox",
         )
         wait_until(
-            lambda: _alive_or_fail(sandbox) and "GitHub sandbox:" in sandbox.output(),
+            lambda: alive_or_fail(sandbox) and "GitHub sandbox:" in sandbox.output(),
             within=START_TIMEOUT,
             what="the sandbox to start",
         )
@@ -173,7 +118,7 @@ class Deployment:
             "proxy",
         )
         wait_until(
-            lambda: _alive_or_fail(proxy) and _healthy(port),
+            lambda: alive_or_fail(proxy) and healthy(port),
             within=START_TIMEOUT,
             what="the proxy to start",
         )
@@ -302,16 +247,3 @@ class Deployment:
 
 def _token() -> str:
     return "ghp_" + secrets.token_urlsafe(27)[:36]
-
-
-def _alive_or_fail(child: Child) -> bool:
-    assert child.alive(), f"a child exited early:\n{child.output()}"
-    return True
-
-
-def _healthy(port: int) -> bool:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=2) as response:
-            return bool(response.status == 200)
-    except OSError:
-        return False
