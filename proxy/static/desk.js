@@ -152,6 +152,11 @@ async function openTicket(number, { quiet = false } = {}) {
   $("draft").hidden = !draft;
   $("draft-actions").hidden = !ticket.signing.acts.includes("answer");
   if (draft) {
+    // A personal agent's draft names the editor whose agent drafted it (the desk API's
+    // draft.agent); its model field then holds the route's name, not a model.
+    $("draft-agent").hidden = !draft.agent;
+    $("draft-agent").textContent = draft.agent ? `${draft.agent}'s agent` : "";
+    $("draft-by-model").hidden = Boolean(draft.agent);
     $("draft-model").textContent = draft.model;
     $("draft-text").textContent = draft.text;
   }
