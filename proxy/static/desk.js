@@ -67,7 +67,9 @@ async function loadTickets() {
     item.addEventListener("click", () => openTicket(ticket.number).catch((e) => say(e.message, true)));
     list.append(item);
   }
-  if (!tickets.length) say("No ticket is waiting.");
+  // A live reload comes at any time: it must not wipe what the editor was just told (an
+  // error above all), so the empty list is said only on an empty status line.
+  if (!tickets.length && !$("status").textContent) say("No ticket is waiting.");
 }
 
 function moveInList(step) {
