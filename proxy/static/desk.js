@@ -67,7 +67,9 @@ async function loadTickets() {
     item.addEventListener("click", () => openTicket(ticket.number).catch((e) => say(e.message, true)));
     list.append(item);
   }
-  if (!tickets.length) say("No ticket is waiting.");
+  // A live reload comes at any time: it must not wipe what the editor was just told (an
+  // error above all), so the empty list is said only on an empty status line.
+  if (!tickets.length && !$("status").textContent) say("No ticket is waiting.");
 }
 
 function moveInList(step) {
@@ -152,6 +154,11 @@ async function openTicket(number, { quiet = false } = {}) {
   $("draft").hidden = !draft;
   $("draft-actions").hidden = !ticket.signing.acts.includes("answer");
   if (draft) {
+    // A personal agent's draft names the editor whose agent drafted it (the desk API's
+    // draft.agent); its model field then holds the route's name, not a model.
+    $("draft-agent").hidden = !draft.agent;
+    $("draft-agent").textContent = draft.agent ? `${draft.agent}'s agent` : "";
+    $("draft-by-model").hidden = Boolean(draft.agent);
     $("draft-model").textContent = draft.model;
     $("draft-text").textContent = draft.text;
   }

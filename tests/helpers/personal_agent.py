@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.helpers.composite_action import TEMPLATE, StepResult, run_steps
+from tests.helpers.desk_api import DeskApi
 from tests.helpers.stack import Stack
 from tests.helpers.upstream_stub import UpstreamStub
 
@@ -76,3 +77,23 @@ async def run_alices_action(
     return await run_steps(
         given=given, github=github, runner_env=runner_env, cwd=fork, skip=("Install",)
     )
+
+
+async def dispatched_url(stack: Stack) -> str:
+    """Wait for the ticket's dispatch to alice's fork and return the ticket URL it carries."""
+    await stack.wait_for_issue(1)
+    await stack.desk.followups.drain()
+    [dispatch] = stack.sandbox.sandbox.dispatches
+    return dispatch.inputs["ticket_url"]
+
+
+async def draft_shown(stack: Stack, *, within: float = 10.0) -> dict[str, Any]:
+    """Poll until the desk API shows ticket 1's draft, and return it."""
+    async with asyncio.timeout(within):
+        while True:
+            await stack.settle()
+            status, detail = await DeskApi(stack).get("tickets/1")
+            assert status == 200
+            if detail["draft"] is not None:
+                return dict(detail["draft"])
+            await asyncio.sleep(0.05)

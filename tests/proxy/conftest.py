@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
+from proxy.agent_route_settings import VARIABLE, read_agent_routes
 from tests.helpers.desk_page import DESK_TOKEN, start_desk_stack
-from tests.helpers.stack import Stack, stop_stack
+from tests.helpers.personal_agent import ROUTES, host_alices_workflow
+from tests.helpers.stack import Stack, start_stack, stop_stack
 
 
 @pytest.fixture
@@ -32,6 +34,22 @@ async def guarded_stack(
     running = await start_desk_stack(
         github_sandbox, sandbox_config, tmp_path, desk_token=DESK_TOKEN
     )
+    try:
+        yield running
+    finally:
+        await stop_stack(running)
+
+
+@pytest.fixture
+async def routed_stack(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, tmp_path: Path
+) -> AsyncIterator[Stack]:
+    """Yield ticketproxy routing gpt-4-turbo tickets to alice's agent (README's example)."""
+    routes = read_agent_routes({VARIABLE: ROUTES})
+    running = await start_stack(
+        github_sandbox, sandbox_config, tmp_path, agent_routes=routes, max_wait=3600.0
+    )
+    host_alices_workflow(running)
     try:
         yield running
     finally:

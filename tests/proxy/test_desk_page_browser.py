@@ -287,6 +287,23 @@ async def test_public_key_file_is_refused_by_the_key_picker(
         await expect(page.locator("#key-info")).to_have_text("No key imported.")
 
 
+async def test_an_empty_list_reloaded_live_does_not_wipe_a_key_import_error(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """A public key is refused, then the list reloads (as a live event makes it): the error
+    stays, where "No ticket is waiting." replaced it before the editor could read it."""
+    public = tmp_path / "alice.pub.key"
+    public.write_text(json.dumps({**public_jwk(desk_stack.keys["alice"]), "login": "alice"}))
+    async with browser_page() as page:
+        await page.goto(desk_url(desk_stack))
+        await expect(page.locator("#live")).to_have_text("● live")
+        await expect(page.locator("#status")).to_have_text("No ticket is waiting.")
+        await page.set_input_files("#key-file", str(public))
+        await expect(page.locator("#status.error")).to_contain_text("holds a public key")
+        await page.evaluate("loadTickets()")
+        await expect(page.locator("#status.error")).to_contain_text("holds a public key")
+
+
 async def test_form_writes_the_tool_call_block_byte_for_byte_as_the_answer_template(
     desk_stack: Stack,
 ) -> None:
