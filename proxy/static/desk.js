@@ -135,6 +135,11 @@ function showAnswering(ticket) {
 
 async function openTicket(number, { quiet = false } = {}) {
   const ticket = await deskApi(`tickets/${number}`);
+  // Read again live while the same things can be done on it: keep what the editor typed,
+  // filled in or signed, rather than wiping it under their hands.
+  const previous = state.ticket;
+  const keepWork = quiet && previous && previous.number === number
+    && previous.signing.acts.join() === ticket.signing.acts.join();
   state.ticket = ticket;
   for (const item of $("tickets").children) {
     item.classList.toggle("open", item.dataset.number === String(number));
@@ -163,9 +168,11 @@ async function openTicket(number, { quiet = false } = {}) {
     $("draft-text").textContent = draft.text;
   }
   showReview(ticket.review);
-  showAnswering(ticket);
-  $("signed").value = "";
-  $("post").disabled = $("copy").disabled = true;
+  if (!keepWork) {
+    showAnswering(ticket);
+    $("signed").value = "";
+    $("post").disabled = $("copy").disabled = true;
+  }
   if (!quiet) say(`Opened ${ticket.reference}.`);
 }
 

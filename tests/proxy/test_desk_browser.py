@@ -152,6 +152,25 @@ async def test_reviewer_approving_on_the_page_releases_the_held_answer(
     assert json.loads(call.function.arguments) == {"command": "rm -rf build"}
 
 
+async def test_late_live_event_keeps_the_review_note_being_written(
+    desk_stack: Stack, tmp_path: Path
+) -> None:
+    """An event arriving late for the open ticket re-reads it, but keeps the reviewer's note."""
+    pending = await held_for_review(desk_stack)
+    async with desk_page(desk_stack, "bob", tmp_path) as page:
+        await open_ticket(page)
+        await page.fill("#answer", "Half a note about the build dir")
+        # The page shows it held for review; an event saying "open" makes it read it again.
+        async with page.expect_response(lambda response: "/api/v1/tickets/1" in response.url):
+            await page.evaluate("onDeskEvent('ticket.opened', {number: 1, state: 'open'})")
+        await page.evaluate("new Promise((done) => setTimeout(done, 100))")
+        await playwright_api.expect(page.locator("#answer")).to_have_value(
+            "Half a note about the build dir"
+        )
+        await playwright_api.expect(page.locator("#reject")).to_be_visible()
+    pending.cancel()
+
+
 async def test_reviewer_rejecting_on_the_page_keeps_the_answer_from_the_agent(
     desk_stack: Stack, tmp_path: Path
 ) -> None:
