@@ -33,7 +33,7 @@ from .answered_retries import AnsweredRetries, RetryAnswer, RetryKey, retry_key
 from .bodies import read_body
 from .drafts import start_draft
 from .errors import InvalidRequest, RateLimited
-from .fronts import FRONTS, Front, Fronts, Parsed
+from .fronts import Front, Parsed, register_front
 from .handlers import DESK, OPENING, ROUTES, SETTINGS, THREAD_HEADER, TICKET_HEADER
 from .keepalive import heartbeat_interval, read_timeout, send_after_wait
 from .middleware import CLIENT, REQUEST_ID
@@ -374,12 +374,9 @@ def handler_for(front: Front[Any]) -> Callable[[web.Request], Awaitable[web.Stre
 
 def install_front(app: web.Application, front: Front[Any], *paths: str) -> None:
     """Serve ``front`` at ``paths`` (POST), and let the middleware know its envelope and key."""
-    fronts = app.get(FRONTS)
-    if fronts is None:
-        fronts = app[FRONTS] = Fronts()
     if RETRIES not in app:
         app[RETRIES] = AnsweredRetries()
     handle = handler_for(front)
     for path in paths:
-        fronts.by_path[path] = front
+        register_front(app, path, front)
         app.router.add_post(path, handle)

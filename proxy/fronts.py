@@ -34,7 +34,7 @@ from ticketing.render.replies import render_expired_completion
 from ticketing.request import ChatRequest
 from ticketing.store.model import Ticket
 
-from .errors import APIError
+from .errors import APIError, NotFound
 from .keepalive import JSON_FRAMING, Framing
 from .routing import RoutedModel
 
@@ -132,6 +132,34 @@ class Fronts:
 
 
 FRONTS = web.AppKey("fronts", Fronts)
+
+
+def door_front(name: str, envelope: ErrorEnvelope) -> Front[None]:
+    """Return a front the front door knows only by its error envelope and client key.
+
+    The stateful fronts (the Agent Protocol, A2A, MCP) serve routes of their own rather than
+    completions; a completion parsed or rendered through one is refused as unknown.
+    """
+
+    def no_completions(*_: Any) -> Any:
+        raise NotFound(f"{name} has no completions.", code="unknown_url")
+
+    return Front(
+        name=name,
+        parse=no_completions,
+        render_json=no_completions,
+        render_stream=no_completions,
+        stream_framing=JSON_FRAMING,
+        envelope=envelope,
+    )
+
+
+def register_front(app: web.Application, path: str, front: Front[Any]) -> None:
+    """Let the front door know that ``front`` serves ``path`` and the paths under it."""
+    fronts = app.get(FRONTS)
+    if fronts is None:
+        fronts = app[FRONTS] = Fronts()
+    fronts.by_path[path] = front
 
 
 def envelope_for(app: web.Application, path: str) -> ErrorEnvelope:

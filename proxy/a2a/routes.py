@@ -23,10 +23,9 @@ from ticketing.store.task_records import Page
 
 from ..agent_protocol.routes import public_origin, task_desk
 from ..bodies import read_body
-from ..errors import APIError, NotFound
-from ..fronts import FRONTS, Front, Fronts
+from ..errors import APIError
+from ..fronts import Front, door_front, register_front
 from ..handlers import SETTINGS
-from ..keepalive import JSON_FRAMING
 from ..middleware import CLIENT
 from .adapter import start_message, task_errors, view_of
 from .card import agent_card
@@ -60,10 +59,6 @@ _ALL_TASKS = Page(1, 1_000_000)
 Method = Callable[[web.Request, Call], Awaitable[dict[str, Any]]]
 
 
-def _no_completions(*_: Any) -> Any:
-    raise NotFound("A2A has no completions.", code="unknown_url")
-
-
 def envelope(error: APIError) -> dict[str, Any]:
     """Return a refusal made before the call was read (key, origin, size) as JSON-RPC's."""
     code = -32603 if error.status >= 500 else -32600
@@ -77,22 +72,12 @@ def envelope(error: APIError) -> dict[str, Any]:
 
 
 # Registered as a front only for the middleware: its error envelope and where its key is.
-A2A_FRONT: Front[None] = Front(
-    name="a2a",
-    parse=_no_completions,
-    render_json=_no_completions,
-    render_stream=_no_completions,
-    stream_framing=JSON_FRAMING,
-    envelope=envelope,
-)
+A2A_FRONT: Front[None] = door_front("a2a", envelope)
 
 
 def install_a2a(app: web.Application) -> None:
     """Serve A2A 1.0's JSON-RPC binding at ``/a2a`` and the public agent card."""
-    fronts = app.get(FRONTS)
-    if fronts is None:
-        fronts = app[FRONTS] = Fronts()
-    fronts.by_path[A2A_PATH] = A2A_FRONT
+    register_front(app, A2A_PATH, A2A_FRONT)
     app.router.add_get(CARD_PATH, get_agent_card)
     app.router.add_post(A2A_PATH, call_method)
 

@@ -24,9 +24,8 @@ from ticketing.tasks.life_cycle import ArtifactRefused, TaskDesk, TaskFinished, 
 from ..bodies import read_body
 from ..desk_page import DESK_PAGE, refusal
 from ..errors import NotFound, PayloadTooLarge, RequestTimeout
-from ..fronts import FRONTS, Front, Fronts
+from ..fronts import Front, door_front, register_front
 from ..handlers import DESK, SETTINGS
-from ..keepalive import JSON_FRAMING
 from ..middleware import CLIENT, REQUEST_ID
 from .wire import (
     UnprocessableEntity,
@@ -48,19 +47,8 @@ _TASK = _TASKS + "/{task_id}"
 _FIELD_LIMIT = 64 * 1024
 
 
-def _no_completions(*_: Any) -> Any:
-    raise NotFound("The Agent Protocol has no completions.", code="unknown_url")
-
-
 # Registered as a front only for the middleware: its error envelope and where its key is.
-AGENT_PROTOCOL_FRONT: Front[None] = Front(
-    name="agent-protocol",
-    parse=_no_completions,
-    render_json=_no_completions,
-    render_stream=_no_completions,
-    stream_framing=JSON_FRAMING,
-    envelope=envelope,
-)
+AGENT_PROTOCOL_FRONT: Front[None] = door_front("agent-protocol", envelope)
 
 
 TASK_CLOCK: web.AppKey[Clock] = web.AppKey("task_clock")
@@ -69,10 +57,7 @@ TASK_CLOCK: web.AppKey[Clock] = web.AppKey("task_clock")
 def install_agent_protocol(app: web.Application, *, clock: Clock = utc_now) -> None:
     """Serve the Agent Protocol v1 under ``/ap/v1/agent`` and the editors' file links."""
     app[TASK_CLOCK] = clock
-    fronts = app.get(FRONTS)
-    if fronts is None:
-        fronts = app[FRONTS] = Fronts()
-    fronts.by_path[AGENT_PROTOCOL_PREFIX] = AGENT_PROTOCOL_FRONT
+    register_front(app, AGENT_PROTOCOL_PREFIX, AGENT_PROTOCOL_FRONT)
     app.router.add_post(_TASKS, create_task)
     app.router.add_get(_TASKS, list_tasks)
     app.router.add_get(_TASK, get_task)

@@ -25,9 +25,8 @@ from ticketing.desk import Desk
 
 from ..bodies import read_body
 from ..errors import APIError, MethodNotAllowed
-from ..fronts import FRONTS, Front, Fronts
+from ..fronts import Front, door_front, register_front
 from ..handlers import DESK, SETTINGS
-from ..keepalive import JSON_FRAMING
 from ..middleware import CLIENT, REQUEST_ID
 from .addressing import Addressee, resolve_addressee
 from .task_wire import read_ttl
@@ -67,27 +66,13 @@ def _envelope(error: APIError) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": error.message}}
 
 
-def _no_completions(*_: Any) -> Any:
-    raise MethodNotFound("MCP has no completions.")
-
-
 # Registered as a front only for the front door: its error envelope and where its key is.
-MCP_FRONT: Front[None] = Front(
-    name="mcp",
-    parse=_no_completions,
-    render_json=_no_completions,
-    render_stream=_no_completions,
-    stream_framing=JSON_FRAMING,
-    envelope=_envelope,
-)
+MCP_FRONT: Front[None] = door_front("mcp", _envelope)
 
 
 def install_mcp(app: web.Application) -> None:
     """Serve MCP's streamable HTTP transport at ``/mcp``."""
-    fronts = app.get(FRONTS)
-    if fronts is None:
-        fronts = app[FRONTS] = Fronts()
-    fronts.by_path[MCP_PATH] = MCP_FRONT
+    register_front(app, MCP_PATH, MCP_FRONT)
     app.router.add_post(MCP_PATH, post_message)
     app.router.add_get(MCP_PATH, no_stream)
     app.router.add_delete(MCP_PATH, no_stream)
