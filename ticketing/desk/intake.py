@@ -94,6 +94,18 @@ class Intake:
         if delivered is not None:
             # A retry of an answer already delivered: no lock, no store, no GitHub.
             return delivered.ticket
+        live = self._store.latest_ticket_for_key(request.key)
+        if (
+            live is not None
+            and live.state is not TicketState.CREATING
+            and self._reusable(live, self._clock())
+        ):
+            # Re-attaching opens nothing, so it takes no lock: a replica killed while it held
+            # this key's lock (until that lapses) keeps no retry waiting.
+            log.debug("request_id=%s re-attached to ticket %d", request_id, live.id)
+            self._poke()
+            self._announcer.announce(live.id)
+            return live
         # Held across replicas: a request sent to two of them at once opens one issue.
         async with self._coordinator.hold_key(request.key):
             now = self._clock()
