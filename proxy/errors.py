@@ -5,6 +5,7 @@
     ProxyError
     ├── ConfigError            a setting is missing or malformed (names the variable and the fix)
     ├── DraftFailed            the drafting model gave no usable answer (logged, never answered)
+    ├── JsonRpcError           a JSON-RPC error object (A2A, MCP): proxy/json_rpc.py draws its tree
     └── APIError               answered as {"error": {"message", "type", "param", "code"}}
         ├── InvalidRequest     400 invalid_request_error
         ├── Unauthorized       401 invalid_api_key

@@ -27,10 +27,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
+
+from .. import json_rpc
+from ..json_rpc import Call, call_id_of, result_json
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -49,6 +51,7 @@ __all__ = [
     "TaskNotFoundError",
     "UnsupportedOperationError",
     "VersionNotSupportedError",
+    "call_id_of",
     "check_version",
     "error_json",
     "read_call",
@@ -135,13 +138,11 @@ class VersionNotSupportedError(A2AError):
     code, reason = -32009, "VERSION_NOT_SUPPORTED"
 
 
-@dataclass(frozen=True)
-class Call:
-    """One JSON-RPC request: its id (echoed), method and parameters."""
-
-    id: str | int | None
-    method: str
-    params: dict[str, Any]
+# JSON-RPC's envelope errors, as A2A names them (with their ErrorInfo reasons).
+_BY_CODE: dict[int, type[A2AError]] = {
+    error.code: error
+    for error in (JSONParseError, InvalidRequestError, MethodNotFoundError, InvalidParamsError)
+}
 
 
 @dataclass(frozen=True)
@@ -191,40 +192,11 @@ def check_version(sent: str | None) -> None:
 
 
 def read_call(raw: bytes) -> Call:
-    """Read a JSON-RPC 2.0 request (batches are not accepted)."""
+    """Read a JSON-RPC 2.0 request (batches are not accepted), refusing as A2A's errors."""
     try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise JSONParseError("The body is not valid JSON.") from None
-    if not isinstance(body, dict):
-        raise InvalidRequestError("Send one JSON-RPC 2.0 request object (batches are refused).")
-    call_id = body.get("id")
-    if body.get("jsonrpc") != "2.0":
-        raise InvalidRequestError('The request must say "jsonrpc": "2.0".')
-    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
-        raise InvalidRequestError("`id` must be a string, a number or null.")
-    method = body.get("method")
-    if not isinstance(method, str) or not method:
-        raise InvalidRequestError("`method` must be a non-empty string.")
-    params = body.get("params", {})
-    if not isinstance(params, dict):
-        raise InvalidParamsError("`params` must be an object.")
-    return Call(id=call_id, method=method, params=params)
-
-
-def call_id_of(raw: bytes) -> str | int | None:
-    """Return the id of a request that was refused, if it can be read at all."""
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    call_id = body.get("id") if isinstance(body, dict) else None
-    return call_id if isinstance(call_id, str | int) and not isinstance(call_id, bool) else None
-
-
-def result_json(call_id: str | int | None, result: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a JSON-RPC success response."""
-    return {"jsonrpc": "2.0", "id": call_id, "result": dict(result)}
+        return json_rpc.read_call(raw)
+    except json_rpc.JsonRpcError as exc:
+        raise _BY_CODE[exc.code](exc.message) from None
 
 
 def error_json(

@@ -4,15 +4,8 @@ Pure: no I/O. Follows the MCP specification (2025-11-25, "Base protocol" and "Tr
 one JSON-RPC message per POST; a request is answered with JSON or, when the answer waits
 for people, with an SSE stream that carries progress notifications before the response; a
 notification or a response from the client is acknowledged with 202 and no body. The
-JSON-RPC reading is A2A's (:func:`proxy.a2a.wire.read_call`), the error codes JSON-RPC's.
-
-The error tree::
-
-    McpError(code)              a JSON-RPC error object
-     ├── ParseError       -32700  the body is not JSON
-     ├── InvalidRequest   -32600  not a JSON-RPC 2.0 message
-     ├── MethodNotFound   -32601
-     └── InvalidParams    -32602  also an unknown tool, as the specification says
+JSON-RPC envelope and its errors are :mod:`proxy.json_rpc`'s (``McpError`` is its
+``JsonRpcError``); ``InvalidParams`` is also an unknown tool, as the specification says.
 """
 
 from __future__ import annotations
@@ -23,17 +16,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from proxy.a2a.wire import A2AError, read_call
-
-from ..errors import ProxyError
+from ..json_rpc import (
+    InvalidParams,
+    InvalidRequest,
+    MethodNotFound,
+    ParseError,
+    call_from,
+    result_json,
+)
+from ..json_rpc import JsonRpcError as McpError
 
 __all__ = [
     "LATEST_VERSION",
     "SUPPORTED_VERSIONS",
     "InvalidParams",
+    "InvalidRequest",
     "McpError",
     "Message",
     "MethodNotFound",
+    "ParseError",
     "agent_of_session",
     "error_json",
     "negotiate_version",
@@ -50,40 +51,6 @@ LATEST_VERSION = "2025-11-25"
 SUPPORTED_VERSIONS = (LATEST_VERSION, "2025-06-18", "2025-03-26")
 # How long a client's own name may be, as the ticket shows it.
 _AGENT_NAME_LIMIT = 64
-
-
-class McpError(ProxyError):
-    """An MCP error, answered as a JSON-RPC error object (HTTP 200 on an SSE stream too)."""
-
-    code = -32603
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-class ParseError(McpError):
-    """The body is not JSON."""
-
-    code = -32700
-
-
-class InvalidRequest(McpError):
-    """The body is JSON but not a JSON-RPC 2.0 message."""
-
-    code = -32600
-
-
-class MethodNotFound(McpError):
-    """A method this server does not serve."""
-
-    code = -32601
-
-
-class InvalidParams(McpError):
-    """Parameters missing or malformed, or an unknown tool."""
-
-    code = -32602
 
 
 @dataclass(frozen=True)
@@ -105,17 +72,8 @@ def read_message(raw: bytes) -> Message:
     if isinstance(body, dict) and "method" not in body and ("result" in body or "error" in body):
         # A response to a request of ours: this server sends none, so nothing waits for it.
         return Message(method="", params={}, id=None, is_request=False)
-    try:
-        call = read_call(raw)
-    except A2AError as exc:
-        error = InvalidParams if exc.code == InvalidParams.code else InvalidRequest
-        raise error(exc.message) from None
+    call = call_from(body)
     return Message(method=call.method, params=call.params, id=call.id, is_request="id" in body)
-
-
-def result_json(call_id: str | int | None, result: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a JSON-RPC success response."""
-    return {"jsonrpc": "2.0", "id": call_id, "result": dict(result)}
 
 
 def error_json(call_id: str | int | None, error: McpError) -> dict[str, Any]:
