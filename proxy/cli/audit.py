@@ -22,9 +22,9 @@ from proxy.cli.terminal import shown
 from proxy.cli.variables import PATH_VARIABLES, only
 from proxy.errors import ProxyError
 from proxy.settings import Settings
-from ticketing.audit.delegation import DelegationAudit, audit_child, audit_delegations
+from ticketing.audit.delegation import DELEGATED_ANSWER, DelegationAudit, audit_delegations
 from ticketing.audit.files import FileCheck, listed_files
-from ticketing.audit.issue import audit_steps
+from ticketing.audit.issue import audit_issue, audit_steps
 from ticketing.audit.results import TicketAudit
 from ticketing.github.one_shot import IssueHistory, fetch_issue_once, fetch_tickets_once
 
@@ -84,13 +84,14 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
             children.add(number)
             with editor_errors(api_url, f"issue {repo}#{number}"):
                 child = fetch_issue_once(api_url=api_url, token=token, repo=repo, number=number)
-            result = audit_child(
+            result = audit_issue(
                 f"{repo}#{number}",
                 audit_comments(child),
                 keyring_history=keyring,
                 bot_login=bot_login,
                 policy=policy,
                 oidc=oidc,
+                released_as=DELEGATED_ANSWER,
             )
             audits.append((result, child))
         for result, shown_issue in audits:

@@ -5,9 +5,9 @@ each delegation it carried out in a ``delegated`` notice on the parent (the dele
 comment's id and the digest of its signed text, and the child issues as ``- #N:`` lines),
 and each child's accepted answer in a ``delegated-answer`` notice on the child. The audit
 re-verifies the delegate comment as an editor's signed delegate act for the parent, with
-as many sub-questions as children, and each child's answer for the child's own reference,
-exactly as a delivered answer is audited. The parent's final answer is audited as any
-ticket's (:mod:`ticketing.audit.issue`).
+as many sub-questions as children. Each child's answer is audited for the child's own
+reference exactly as a delivered answer is (:func:`ticketing.audit.issue.audit_issue` with
+``released_as=DELEGATED_ANSWER``), and the parent's final answer as any ticket's.
 """
 
 from __future__ import annotations
@@ -17,20 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from auth.keyring import Keyring
-from auth.oidc import OidcTrust
-from auth.policy import ReviewPolicy
 from auth.roles import Act
 from auth.verify import DEFAULT_LIMITS, Accepted, VerifyLimits, verify_comment
-from ticketing.audit.answer import audit_ticket
 from ticketing.audit.comments import AuditComment, bot_records
-from ticketing.audit.results import TicketAudit
 from ticketing.render.delegation import DELEGATED, DELEGATED_ANSWER
 
 __all__ = [
     "DELEGATED",
     "DELEGATED_ANSWER",
     "DelegationAudit",
-    "audit_child",
     "audit_delegations",
 ]
 
@@ -110,29 +105,3 @@ def _children(body: str) -> list[int]:
         if match is not None:
             found.append(int(match.group(1)))
     return found
-
-
-def audit_child(
-    ticket: str,
-    comments: Sequence[AuditComment],
-    *,
-    keyring_history: Keyring,
-    bot_login: str,
-    policy: ReviewPolicy | None,
-    limits: VerifyLimits = DEFAULT_LIMITS,
-    oidc: OidcTrust | None = None,
-) -> TicketAudit:
-    """Audit a delegated child: the answer the bot recorded, verified for its own reference."""
-    records = bot_records(comments, kind=DELEGATED_ANSWER, bot_login=bot_login)
-    first = records[0] if records else None
-    return audit_ticket(
-        ticket,
-        comments,
-        keyring_history=keyring_history,
-        delivered_comment_id=None if first is None else first.comment_id,
-        released_digest=None if first is None else first.digest,
-        released_at=None if first is None else first.posted_at,
-        policy=policy,
-        limits=limits,
-        oidc=oidc,
-    )

@@ -33,9 +33,14 @@ def audit_issue(
     policy: ReviewPolicy | None,
     limits: VerifyLimits = DEFAULT_LIMITS,
     oidc: OidcTrust | None = None,
+    released_as: str = DELIVERED,
 ) -> TicketAudit:
-    """Audit a ticket from its comments alone, reading what the bot's notices recorded."""
-    delivered = bot_records(comments, kind=DELIVERED, bot_login=bot_login)
+    """Audit a ticket from its comments alone, reading what the bot's notices recorded.
+
+    ``released_as`` is the kind of bot record that names the released answer: the delivered
+    notice, or on a delegated child the answer the bot recorded for its parent.
+    """
+    delivered = bot_records(comments, kind=released_as, bot_login=bot_login)
     first = delivered[0] if delivered else None
     audit = audit_ticket(
         ticket,
