@@ -10,6 +10,7 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.agent_route_settings import VARIABLE, read_agent_routes
 from tests.helpers.desk_page import DESK_TOKEN, start_desk_stack
+from tests.helpers.oidc_issuer import LocalIssuer, running_issuer
 from tests.helpers.personal_agent import ROUTES, host_alices_workflow
 from tests.helpers.stack import Stack, start_stack, stop_stack
 
@@ -54,3 +55,10 @@ async def routed_stack(
         yield running
     finally:
         await stop_stack(running)
+
+
+@pytest.fixture
+async def issuer() -> AsyncIterator[LocalIssuer]:
+    """Run the local OIDC issuer (its own RSA key, JWKS and token endpoint)."""
+    async with running_issuer() as running:
+        yield running

@@ -24,7 +24,6 @@ from tests.helpers.oidc_issuer import (
     AGENT_LOGIN,
     LocalIssuer,
     list_alices_agent,
-    running_issuer,
     with_agent_account,
 )
 from tests.helpers.review_flow import DANGEROUS, PROMPT, SHELL
@@ -40,13 +39,6 @@ PLAIN = "The build folder is already empty; nothing to do."
 def sandbox_config(sandbox_config: SandboxConfig) -> SandboxConfig:
     """Add the account alice's agent workflow posts as."""
     return with_agent_account(sandbox_config)
-
-
-@pytest.fixture
-async def issuer() -> AsyncIterator[LocalIssuer]:
-    """Run the local OIDC issuer."""
-    async with running_issuer() as running:
-        yield running
 
 
 @pytest.fixture

@@ -19,7 +19,6 @@ from tests.helpers.oidc_issuer import (
     AGENT_LOGIN,
     LocalIssuer,
     list_alices_agent,
-    running_issuer,
     with_agent_account,
 )
 from tests.helpers.personal_agent import ROUTES, ask, host_alices_workflow, run_alices_action
@@ -42,13 +41,6 @@ RM_CALL = {
 def sandbox_config(sandbox_config: SandboxConfig) -> SandboxConfig:
     """Add the account alice's agent workflow posts as."""
     return with_agent_account(sandbox_config)
-
-
-@pytest.fixture
-async def issuer() -> AsyncIterator[LocalIssuer]:
-    """Run the local OIDC issuer."""
-    async with running_issuer() as running:
-        yield running
 
 
 @pytest.fixture
