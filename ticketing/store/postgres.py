@@ -10,27 +10,27 @@ replicas as SQLite's are across processes. ``TICKETPROXY_DATABASE_URL`` selects 
 from __future__ import annotations
 
 from ticketing.store.postgres_database import PostgresDatabase
-from ticketing.store.sqlite_answers import SQLiteAnswers
-from ticketing.store.sqlite_delegations import SQLiteDelegations
-from ticketing.store.sqlite_drafts import SQLiteDrafts
-from ticketing.store.sqlite_github_events import SQLiteGitHubEvents
-from ticketing.store.sqlite_responses import SQLiteResponses
-from ticketing.store.sqlite_tasks import SQLiteTasks
-from ticketing.store.sqlite_tickets import SQLiteTickets
-from ticketing.store.sqlite_tool_tasks import SQLiteToolTasks
-from ticketing.store.sqlite_write_queue import SQLiteWriteQueue
+from ticketing.store.sql_answers import SQLAnswers
+from ticketing.store.sql_delegations import SQLDelegations
+from ticketing.store.sql_drafts import SQLDrafts
+from ticketing.store.sql_github_events import SQLGitHubEvents
+from ticketing.store.sql_responses import SQLResponses
+from ticketing.store.sql_tasks import SQLTasks
+from ticketing.store.sql_tickets import SQLTickets
+from ticketing.store.sql_tool_tasks import SQLToolTasks
+from ticketing.store.sql_write_queue import SQLWriteQueue
 
 
 class PostgresTicketStore(
-    SQLiteTickets,
-    SQLiteAnswers,
-    SQLiteWriteQueue,
-    SQLiteDrafts,
-    SQLiteGitHubEvents,
-    SQLiteResponses,
-    SQLiteTasks,
-    SQLiteToolTasks,
-    SQLiteDelegations,
+    SQLTickets,
+    SQLAnswers,
+    SQLWriteQueue,
+    SQLDrafts,
+    SQLGitHubEvents,
+    SQLResponses,
+    SQLTasks,
+    SQLToolTasks,
+    SQLDelegations,
     PostgresDatabase,
 ):
     """PostgreSQL-backed durable state, shared by replicas on any number of hosts."""

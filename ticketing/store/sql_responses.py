@@ -1,4 +1,4 @@
-"""Responses API responses in the SQLite ticket store: id → ticket, client, echo and items.
+"""Responses API responses in the ticket store: id → ticket, client, echo and items.
 
 A response is kept once (a retry that re-attaches to its ticket keeps nothing new). Deleting
 one drops what it echoes and its input items but keeps its row, so that a retry of the
@@ -14,8 +14,8 @@ from ticketing.store.model import StoredResponse, record_from_row
 from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
 
 
-class SQLiteResponses(SQLDatabase):
-    """The Responses API's stored responses, in SQLite."""
+class SQLResponses(SQLDatabase):
+    """The Responses API's stored responses."""
 
     def keep_response(self, response: StoredResponse) -> None:
         """Record a response; a response already recorded (or deleted) is left as it is."""

@@ -1,4 +1,4 @@
-"""Answers, review candidates and reviewers' judgements in the SQLite ticket store.
+"""Answers, review candidates and reviewers' judgements in the ticket store (SQLite or PostgreSQL).
 
 Each is a signed comment, and a signature counts once: accepting an answer, proposing a
 candidate and recording a judgement all spend the signature's ``jti`` through
@@ -84,8 +84,8 @@ def _insert_answer(db: Executor, answer: StoredAnswer) -> None:
     )
 
 
-class SQLiteAnswers(SQLDatabase):
-    """Accepted answers, candidates waiting for review and judgements on them, in SQLite."""
+class SQLAnswers(SQLDatabase):
+    """Accepted answers, candidates waiting for review and judgements on them."""
 
     def is_jti_used(self, jti: str) -> bool:
         """Say whether a signature with this ``jti`` was ever accepted."""

@@ -1,4 +1,4 @@
-"""Drafts in the SQLite ticket store: an upstream model's suggested answer per ticket.
+"""Drafts in the ticket store: an upstream model's suggested answer per ticket.
 
 A ticket gets at most one draft. It is claimed before the model is asked, so retries and
 replicas never ask twice; a claim left by a process that stopped mid-draft may be taken
@@ -13,8 +13,8 @@ from ticketing.store.model import DraftState, StoredDraft, record_from_row
 from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
 
 
-class SQLiteDrafts(SQLDatabase):
-    """Claims on drafts and how each draft ended, in SQLite."""
+class SQLDrafts(SQLDatabase):
+    """Claims on drafts and how each draft ended."""
 
     def claim_draft(
         self, ticket_id: int, *, now: datetime, stale_before: datetime | None = None

@@ -12,7 +12,7 @@ from ticketing.store.model import StoredDelegation, TicketState, record_from_row
 from ticketing.store.sql_database import SQLDatabase, from_timestamp, to_timestamp
 
 
-class SQLiteDelegations(SQLDatabase):
+class SQLDelegations(SQLDatabase):
     """The delegations table: children by parent, and the parent of a child."""
 
     def spend_delegation(self, jti: str, *, parent_id: int, now: datetime) -> bool:

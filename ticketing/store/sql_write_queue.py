@@ -1,4 +1,4 @@
-"""The durable queue of GitHub writes, and the bot's replies, in the SQLite ticket store.
+"""The durable queue of GitHub writes, and the bot's replies, in the ticket store.
 
 Bookkeeping writes (labels, replies, closing) are queued here before they are sent, so a
 restart loses none. A comment gets at most one reply from the bot: the claim on it is
@@ -18,8 +18,8 @@ from ticketing.store.sql_database import (
 )
 
 
-class SQLiteWriteQueue(SQLDatabase):
-    """Queued GitHub writes and the comments the bot replied to, in SQLite."""
+class SQLWriteQueue(SQLDatabase):
+    """Queued GitHub writes and the comments the bot replied to."""
 
     def enqueue_write(
         self,

@@ -1,4 +1,4 @@
-"""How far the SQLite ticket store has read GitHub: the poll cursor and webhook deliveries.
+"""How far the ticket store has read GitHub: the poll cursor and webhook deliveries.
 
 The repo-wide comment poll resumes from its cursor after a restart, and a webhook delivery
 GitHub sends twice is handled once.
@@ -12,8 +12,8 @@ from ticketing.store.model import PollCursor, record_from_row
 from ticketing.store.sql_database import SQLDatabase, to_timestamp
 
 
-class SQLiteGitHubEvents(SQLDatabase):
-    """The comment-poll cursor and the webhook deliveries already handled, in SQLite."""
+class SQLGitHubEvents(SQLDatabase):
+    """The comment-poll cursor and the webhook deliveries already handled."""
 
     def get_cursor(self) -> PollCursor:
         """Return where the comment poll resumes."""

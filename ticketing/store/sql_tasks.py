@@ -1,9 +1,9 @@
-"""Agent tasks in the SQLite ticket store: tasks, steps, and files with their bytes.
+"""Agent tasks in the ticket store (SQLite or PostgreSQL): tasks, steps, and files with their bytes.
 
 A task is private to the client key that created it: every lookup by task id names the
 client too, so another key's task is simply not found. A task has at most one unfinished
 step, and none once a step ended it (``is_last``) or its client canceled it:
-:meth:`SQLiteTasks.open_step` checks all three in the transaction that inserts.
+:meth:`SQLTasks.open_step` checks all three in the transaction that inserts.
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ def _artifact(row: Row) -> StoredArtifact:
     return record_from_row(StoredArtifact, row, agent_created=bool, created_at=from_timestamp)
 
 
-class SQLiteTasks(SQLDatabase):
-    """Tasks, steps and their files, in SQLite."""
+class SQLTasks(SQLDatabase):
+    """Tasks, steps and their files."""
 
     def create_task(self, task: StoredTask) -> None:
         """Store a new task."""

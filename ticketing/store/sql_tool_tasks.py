@@ -20,7 +20,7 @@ def _task(row: Row) -> StoredToolTask:
     )
 
 
-class SQLiteToolTasks(SQLDatabase):
+class SQLToolTasks(SQLDatabase):
     """MCP tasks, in SQL that SQLite and PostgreSQL both run."""
 
     def keep_tool_task(self, task: StoredToolTask) -> None:

@@ -1,4 +1,4 @@
-"""Tickets and agent-run threads in the SQLite ticket store.
+"""Tickets and agent-run threads in the ticket store (SQLite or PostgreSQL).
 
 A ticket is stored ``creating`` before its issue exists, turns ``open`` when the issue is
 recorded, and leaves the pending states once (answered or expired). Each ticket is a step
@@ -34,8 +34,8 @@ def ticket_from_row(row: Row) -> Ticket:
     )
 
 
-class SQLiteTickets(SQLDatabase):
-    """Tickets and the threads of agent runs, in SQLite."""
+class SQLTickets(SQLDatabase):
+    """Tickets and the threads of agent runs."""
 
     def get_ticket(self, ticket_id: int) -> Ticket | None:
         """Return the ticket with this id."""
