@@ -9,7 +9,7 @@ COPY auth ./auth
 COPY embedded_github ./embedded_github
 # /data belongs to the user the server runs as: a named volume mounted there starts with
 # this ownership, so the non-root server can write its store.
-RUN pip install --no-cache-dir . && useradd --create-home ticketproxy \
+RUN pip install --no-cache-dir . && useradd --create-home --uid 10001 --user-group ticketproxy \
     && mkdir -p /data && chown ticketproxy:ticketproxy /data
 USER ticketproxy
 ENV TICKETPROXY_DATA_DIR=/data
