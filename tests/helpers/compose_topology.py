@@ -104,6 +104,17 @@ class Topology:
         for name, child in self.replicas.items():
             if not child.alive():
                 self.start_replica(name)
+                self._wait_until_nginx_reaches(name)
+
+    def _wait_until_nginx_reaches(self, name: str) -> None:
+        """Wait until nginx sends a request to ``name`` (past a failure's fail_timeout)."""
+        replica = self.replicas[name]
+        seen = len(replica.output())
+
+        def reached() -> bool:
+            return healthy(self.port) and "GET /healthz" in replica.output()[seen:]
+
+        wait_until(reached, within=15, what=f"nginx to send to {name} again")
 
     def serving(self, number: int) -> str:
         """Return the replica that opened issue ``number`` (and so holds its first client)."""
