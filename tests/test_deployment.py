@@ -229,3 +229,15 @@ def test_the_image_base_is_pinned_and_runs_as_a_user_that_owns_its_data() -> Non
     assert base is not None
     assert re.fullmatch(r"python:\d+\.\d+\.\d+-slim-\w+(@sha256:[0-9a-f]{64})?", base[1])
     assert "USER ticketproxy" in dockerfile
+
+
+def test_missing_nginx_or_docker_compose_fails_the_tests_under_ci() -> None:
+    """Under CI=true a missing program is a failure naming its install, never a skip."""
+    with pytest.raises(pytest.fail.Exception, match=r"apt-get install nginx"):
+        find_program("no-such-nginx", install="apt-get install nginx", environ={"CI": "true"})
+
+
+def test_missing_nginx_or_docker_compose_skips_locally_saying_how_to_install_it() -> None:
+    """Outside CI a missing program skips its tests with the command that installs it."""
+    with pytest.raises(pytest.skip.Exception, match=r"apt-get install docker-compose"):
+        find_program("no-such-compose", install="apt-get install docker-compose", environ={})
