@@ -52,6 +52,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy $(PACKAGES)
 
+# Some tests drive Debian programs for real: redis-server, PostgreSQL, Chromium, nginx and
+# docker-compose. Missing, they are skipped with the apt-get command that installs them
+# (under CI=true they fail instead: .ci/run installs them first).
 pytest: $(STAMP) $(AP_CLIENT_STAMP) $(NEWMAN)
 	$(BIN)/pytest -q
 

@@ -98,8 +98,8 @@ class Deployment:
 
         ``extra`` adds variables (``TICKETPROXY_POLL_LEASE="1"``, say) to its environment.
         """
-        proxy = self._start(
-            ["serve", "--port", str(port)],
+        return self.start_serve(
+            port,
             {
                 "TICKETPROXY_GITHUB_TOKEN": self.bot.token,
                 "TICKETPROXY_GITHUB_API_URL": self.api_url,
@@ -115,8 +115,11 @@ class Deployment:
                 **({"TICKETPROXY_DATABASE_URL": self.database_url} if self.database_url else {}),
                 **extra,
             },
-            "proxy",
         )
+
+    def start_serve(self, port: int, env: dict[str, str]) -> Child:
+        """Start ``ticketproxy serve`` on loopback ``port`` with ``env``; wait until it answers."""
+        proxy = self._start(["serve", "--host", "127.0.0.1", "--port", str(port)], env, "proxy")
         wait_until(
             lambda: alive_or_fail(proxy) and healthy(port),
             within=START_TIMEOUT,

@@ -36,14 +36,16 @@ def wait_until(
 
 
 class Child:
-    """One ticketproxy child process, its output in a file."""
+    """One child process (``ticketproxy`` unless told otherwise), its output in a file."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], log: Path) -> None:
-        """Start ``ticketproxy ARGV``."""
+    def __init__(
+        self, argv: list[str], env: dict[str, str], log: Path, *, program: Path = TICKETPROXY
+    ) -> None:
+        """Start ``PROGRAM ARGV`` (``ticketproxy ARGV`` by default)."""
         self.log = log
         self._output = log.open("w", encoding="utf-8")
         self.process = subprocess.Popen(
-            [str(TICKETPROXY), *argv], env=env, stdout=self._output, stderr=subprocess.STDOUT
+            [str(program), *argv], env=env, stdout=self._output, stderr=subprocess.STDOUT
         )
 
     def output(self) -> str:
