@@ -77,6 +77,19 @@ class LocalIssuer:
     jwks_requests: int = 0
     # While True the JWKS endpoint answers 503, as an issuer having an outage would.
     down: bool = False
+    runner: web.AppRunner | None = None
+
+    def rotate(self) -> str:
+        """Sign with a new key under a new kid and stop publishing the old one; return its kid."""
+        old = self.kid
+        self.key, self.kid = new_rsa_key(), secrets.token_hex(8)
+        return old
+
+    async def stop(self) -> None:
+        """Stop serving: the issuer's process is gone, its port refuses connections."""
+        if self.runner is not None:
+            runner, self.runner = self.runner, None
+            await runner.cleanup()
 
     def jwks(self) -> dict[str, Any]:
         """Return the published JWKS: the public halves of ``key`` and ``extra``."""
@@ -166,7 +179,8 @@ async def running_issuer(key: rsa.RSAPrivateKey | None = None) -> AsyncIterator[
     await site.start()
     host, port = runner.addresses[0][:2]
     issuer.url = f"http://{host}:{port}"
+    issuer.runner = runner
     try:
         yield issuer
     finally:
-        await runner.cleanup()
+        await issuer.stop()
