@@ -64,9 +64,7 @@ def test_issuer_serving_a_kept_kid_with_other_material_does_not_overwrite_it(
     first = _keys(issuer)[0]
     store.record_issuer_keys(ISSUER, [first], now=NOW)
     other = LocalIssuer(kid=first["kid"]).jwks()["keys"][0]
-    assert store.record_issuer_keys(ISSUER, [other], now=NOW + timedelta(hours=1)) == [
-        first["kid"]
-    ]
+    assert store.record_issuer_keys(ISSUER, [other], now=NOW + timedelta(hours=1)) == [first["kid"]]
     (kept,) = store.issuer_keys(ISSUER)
     assert kept.jwk["n"] == first["n"]
     assert kept.last_seen == NOW
