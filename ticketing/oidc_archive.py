@@ -27,6 +27,7 @@ __all__ = [
     "changed_keys",
     "jwks_kids",
     "material_of",
+    "merged_jwks",
     "public_issuer_keys",
     "read_jwks_document",
     "same_material",
@@ -155,3 +156,13 @@ def changed_keys(archive: Mapping[str, Any], current: Mapping[str, Any]) -> list
                 )
                 break
     return problems
+
+
+def merged_jwks(archive: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the archive's keys, then those of ``current`` whose kid the archive lacks."""
+    kept = [k for k in archive.get("keys", []) if isinstance(k, Mapping)]
+    known = jwks_kids(archive)
+    added = [
+        k for k in current.get("keys", []) if isinstance(k, Mapping) and k.get("kid") not in known
+    ]
+    return {"keys": [*kept, *added]}

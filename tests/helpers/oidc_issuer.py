@@ -8,6 +8,7 @@ and ``/token?audience=…`` answers ``{"value": token}`` to the bearer ``request
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -25,6 +26,8 @@ from jwt.algorithms import RSAAlgorithm
 
 from auth.agents import OidcAgent
 from embedded_github import SandboxConfig, SandboxUser
+from proxy.cli import main
+from tests.helpers.stack import Stack
 
 REPOSITORY = "alice/ticketproxy-agent"
 REPOSITORY_ID = "424242"
@@ -167,6 +170,15 @@ class LocalIssuer:
             "ACTIONS_ID_TOKEN_REQUEST_URL": f"{self.url}/token?api-version=2.0",
             "ACTIONS_ID_TOKEN_REQUEST_TOKEN": self.request_token,
         }
+
+
+async def agent_answers(stack: Stack, issuer: LocalIssuer, url: str, text: str) -> int:
+    """Run ``ticketproxy answer --oidc`` as the agent's job would; return its exit code."""
+    answer = stack.tmp / "agent-answer.txt"
+    answer.write_text(text, encoding="utf-8")
+    argv = ["answer", url, "--oidc", "--as", AGENT_LOGIN, "--file", str(answer)]
+    env = {**issuer.request_env(), "GITHUB_TOKEN": stack.token(AGENT_LOGIN)}
+    return await asyncio.to_thread(main, argv, env)
 
 
 @asynccontextmanager
