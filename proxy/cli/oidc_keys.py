@@ -79,6 +79,8 @@ def audit_trust(args: argparse.Namespace, keyring: Keyring) -> tuple[OidcTrust |
     With ``--oidc-jwks FILE``, the file's keys and no network; else the issuer's JWKS as
     published now. None when the keyring lists no OIDC agent.
     """
+    if args.check_issuer and args.oidc_jwks is None:
+        raise ProxyError("--check-issuer compares an archive with the issuer: add --oidc-jwks FILE")
     if not keyring.oidc_agents:
         return None, []
     if args.oidc_jwks is None:

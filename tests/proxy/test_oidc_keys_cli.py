@@ -41,3 +41,14 @@ def test_audit_jwks_file_that_is_not_json_is_refused(tmp_path: Path) -> None:
     garbled.write_text("{keys: ")
     with pytest.raises(ProxyError, match="is not JSON"):
         read_jwks_file(garbled)
+
+
+def test_check_issuer_without_an_archive_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--check-issuer alone would compare nothing: refused before any issue is fetched."""
+    keyring = tmp_path / "keyring.json"
+    keyring.write_text('{"keys": []}')
+    argv = ["audit", "--repo", "acme/agents", "--keyring", str(keyring), "--check-issuer"]
+    assert main(argv, {}) == 2
+    assert "add --oidc-jwks FILE" in capsys.readouterr().err
