@@ -105,6 +105,10 @@ def create_app(
         if desk_bot_login is None and github.app is not None:
             desk_bot_login = await app_bot_login(github)
         await check_github(github)
+        oidc_keys = app[OIDC_KEYS]
+        if oidc_keys is not None:
+            # Every issuer key the desk verifies with stays on record for offline audits.
+            oidc_keys.keep_in(store)
         desk = Desk(
             store=store,
             github=github,
@@ -122,7 +126,7 @@ def create_app(
             bot_login=desk_bot_login,
             clock=clock,
             coordinator=coordinator,
-            oidc_keys=app[OIDC_KEYS],
+            oidc_keys=oidc_keys,
         )
         app[DESK] = desk
         await desk.start()

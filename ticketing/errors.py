@@ -9,6 +9,7 @@
     │   └── StoreUnavailable   the database is down or busy for now (retry_after)
     ├── TicketNotFound         a ticket named by a user (CLI, URL) does not exist
     ├── OidcKeysUnavailable  the trusted OIDC issuer's keys cannot be fetched now
+    ├── IssuerKeyRefused     an issuer key or JWKS file that is not public keys only
     ├── DeskStopped            the desk is stopping; a waiting client retries and re-attaches
     └── WebhookError           a webhook delivery cannot be trusted or read
         ├── MissingSignature   no ``X-Hub-Signature-256`` header
@@ -89,6 +90,10 @@ class BadSignature(WebhookError):
 
 class BadPayload(WebhookError):
     """The delivery is signed but is not a payload GitHub documents."""
+
+
+class IssuerKeyRefused(TicketingError):
+    """An OIDC issuer key (or a JWKS file) that is not a public key: never kept or trusted."""
 
 
 class OidcKeysUnavailable(TicketingError):

@@ -7,6 +7,12 @@ fetched again when a token names a ``kid`` it lacks (GitHub rotates its keys), a
 per ``refresh_interval`` so that bogus kids cannot make the desk hammer the issuer. While
 the issuer cannot be reached, :class:`OidcKeysUnavailable` leaves the comment unjudged for
 the finder to come back to, as an unreadable keyring does.
+
+Every key fetched is also kept in the store (:meth:`OidcKeys.keep_in`, an
+:class:`~ticketing.store.interface.IssuerKeyStore`), public members only, so that answers it
+vouched for can be audited offline after the issuer has rotated it away
+(``ticketproxy oidc-keys export``). A kid the issuer serves again with other material is
+logged as an error and the kept key is left as it was.
 """
 
 from __future__ import annotations
@@ -20,6 +26,8 @@ from typing import Any, Protocol
 from auth.oidc import OidcTrust
 from ticketing.clock import Clock
 from ticketing.errors import OidcKeysUnavailable
+from ticketing.oidc_archive import public_issuer_keys
+from ticketing.store.interface import IssuerKeyStore
 
 __all__ = ["JwksFetcher", "OidcKeys", "jwks_url"]
 
@@ -57,7 +65,12 @@ class OidcKeys:
         self._jwks: Mapping[str, Any] | None = None
         self._fetched_at: datetime | None = None
         self._lock = asyncio.Lock()
+        self._archive: IssuerKeyStore | None = None
         self.fetches = 0
+
+    def keep_in(self, archive: IssuerKeyStore) -> None:
+        """Keep every key fetched from now on in ``archive`` (the desk's store)."""
+        self._archive = archive
 
     async def trust_for(self, kid: str | None) -> OidcTrust:
         """Return the issuer and its keys, fetched again first when ``kid`` is not among them."""
@@ -92,3 +105,20 @@ class OidcKeys:
         if not isinstance(jwks.get("keys"), list):
             raise OidcKeysUnavailable(f'{url} did not return a JWKS (an object with "keys")')
         self._jwks = jwks
+        if self._archive is not None:
+            self._keep(jwks)
+
+    def _keep(self, jwks: Mapping[str, Any]) -> None:
+        """Record the fetched keys' public halves; say loudly what could not be kept."""
+        assert self._archive is not None
+        public, refused = public_issuer_keys(jwks)
+        for why in refused:
+            log.error("an OIDC issuer key from %s was not kept: %s", self.issuer, why)
+        changed = self._archive.record_issuer_keys(self.issuer, public, now=self._clock())
+        for kid in changed:
+            log.error(
+                "the OIDC issuer %s now serves kid %s with key material other than the key "
+                "kept under it; the kept key is unchanged, and audits will flag the kid",
+                self.issuer,
+                kid,
+            )

@@ -27,6 +27,7 @@ from proxy.cli.delegate import delegate
 from proxy.cli.editor import answer, sign
 from proxy.cli.keys import keygen
 from proxy.cli.mcp import mcp_stdio
+from proxy.cli.oidc_keys import export_oidc_keys
 from proxy.cli.parser import build_parser
 from proxy.cli.review import review
 from proxy.cli.sandbox_users import add_user
@@ -76,6 +77,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
             return review(args, env, Act(args.command))
         elif args.command == "audit":
             return audit(args, env)
+        elif args.command == "oidc-keys":
+            export_oidc_keys(args, env)
         elif args.command == "agent-draft":
             print(agent_draft(args, env))
         elif args.command == "mcp":

@@ -13,10 +13,11 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from auth.keyring import Keyring
+from auth.oidc import OidcTrust
 from auth.policy import ReviewPolicy
 from proxy.cli.audit_files import FileSource, check_files
 from proxy.cli.github_access import audit_comments, editor_errors
-from proxy.cli.oidc_token import fetch_issuer_keys
+from proxy.cli.oidc_keys import audit_trust
 from proxy.cli.rules import configured_api_url, parse_issue_url
 from proxy.cli.terminal import shown
 from proxy.cli.variables import PATH_VARIABLES, only
@@ -36,8 +37,8 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     keyring_path = args.keyring or Settings.from_env(only(env, PATH_VARIABLES)).keyring_path
     keyring = Keyring.load(keyring_path)
     policy = ReviewPolicy.load_or_default(args.policy)
-    # Agents' keyless answers are checked against the issuer's keys as published now.
-    oidc = fetch_issuer_keys(args.oidc_issuer) if keyring.oidc_agents else None
+    # Agents' keyless answers: the issuer's keys as published now, or as --oidc-jwks kept them.
+    oidc, issuer_problems = audit_trust(args, keyring)
     token = args.token or env.get("GITHUB_TOKEN") or env.get("TICKETPROXY_GITHUB_TOKEN")
     if args.issue_url:
         api_url, repo, number = parse_issue_url(args.issue_url)
@@ -56,6 +57,7 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
         with editor_errors(api_url, f"repository {repo}"):
             issues = fetch_tickets_once(api_url=api_url, token=token, repo=repo)
     files = FileSource.from_args(args, env)
+    _print_issuer_problems(oidc, issuer_problems, as_json=args.json)
     mismatches = 0
     audited = 0
     checks: list[FileCheck] = []
@@ -112,7 +114,20 @@ def audit(args: argparse.Namespace, env: Mapping[str, str]) -> int:
     failed = sum(check.result == "mismatch" for check in checks)
     if not args.json:
         print(f"{audited} ticket(s) audited, {mismatches} mismatch(es)" + _files_summary(checks))
-    return 1 if mismatches or failed else 0
+    return 1 if mismatches or failed or issuer_problems else 0
+
+
+def _print_issuer_problems(
+    oidc: OidcTrust | None, problems: Sequence[str], *, as_json: bool
+) -> None:
+    """Print, before any ticket, what is wrong with the OIDC issuer's keys themselves."""
+    if not problems or oidc is None:
+        return
+    if as_json:
+        print(json.dumps({"oidc_issuer": oidc.issuer, "problems": list(problems)}))
+    else:
+        lines = [f"OIDC issuer {oidc.issuer}: mismatch"]
+        print(shown("\n".join(lines + [f"  problem: {p}" for p in problems])))
 
 
 def _with_delegation(result: TicketAudit, split: DelegationAudit) -> TicketAudit:

@@ -191,6 +191,19 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.add_argument("--host", help="with the embedded default: address to listen on")
     mcp.add_argument("--port", type=int, help="with the embedded default: port to listen on")
 
+    oidc_keys = commands.add_parser(
+        "oidc-keys", help="the OIDC issuer's keys the desk kept, for offline audits"
+    )
+    oidc_commands = oidc_keys.add_subparsers(dest="oidc_command", required=True)
+    export = oidc_commands.add_parser(
+        "export",
+        help="write the kept keys as a JWKS file, with when each was first and last seen",
+    )
+    export.add_argument("--out", type=Path, metavar="FILE", help="where (default: standard output)")
+    export.add_argument(
+        "--issuer", help="whose keys (default: TICKETPROXY_OIDC_ISSUER, else GitHub Actions')"
+    )
+
     audit = commands.add_parser(
         "audit", help="re-verify answered tickets offline; exit 1 on any mismatch"
     )
@@ -203,9 +216,21 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--json", action="store_true", help="print one JSON object per ticket")
     audit.add_argument(
         "--oidc-issuer",
-        default="https://token.actions.githubusercontent.com",
         help="the OIDC issuer of agents' keyless answers, whose keys are fetched when the "
-        "keyring lists oidc_agents (default: GitHub Actions')",
+        "keyring lists oidc_agents (default: the --oidc-jwks file's, else GitHub Actions')",
+    )
+    audit.add_argument(
+        "--oidc-jwks",
+        type=Path,
+        metavar="FILE",
+        help="check agents' OIDC tokens with this JWKS file (`oidc-keys export`) instead of "
+        "fetching the issuer's keys: offline, and after the issuer rotated its keys",
+    )
+    audit.add_argument(
+        "--check-issuer",
+        action="store_true",
+        help="with --oidc-jwks: also fetch the issuer's current keys, and fail if it serves a "
+        "kid of FILE with other key material",
     )
     audit.add_argument("--token", help="a GitHub token (default: $GITHUB_TOKEN)")
     audit.add_argument(

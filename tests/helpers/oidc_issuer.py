@@ -8,6 +8,7 @@ and ``/token?audience=…`` answers ``{"value": token}`` to the bearer ``request
 
 from __future__ import annotations
 
+import asyncio
 import json
 import secrets
 import time
@@ -25,6 +26,8 @@ from jwt.algorithms import RSAAlgorithm
 
 from auth.agents import OidcAgent
 from embedded_github import SandboxConfig, SandboxUser
+from proxy.cli import main
+from tests.helpers.stack import Stack
 
 REPOSITORY = "alice/ticketproxy-agent"
 REPOSITORY_ID = "424242"
@@ -77,6 +80,19 @@ class LocalIssuer:
     jwks_requests: int = 0
     # While True the JWKS endpoint answers 503, as an issuer having an outage would.
     down: bool = False
+    runner: web.AppRunner | None = None
+
+    def rotate(self) -> str:
+        """Sign with a new key under a new kid and stop publishing the old one; return its kid."""
+        old = self.kid
+        self.key, self.kid = new_rsa_key(), secrets.token_hex(8)
+        return old
+
+    async def stop(self) -> None:
+        """Stop serving: the issuer's process is gone, its port refuses connections."""
+        if self.runner is not None:
+            runner, self.runner = self.runner, None
+            await runner.cleanup()
 
     def jwks(self) -> dict[str, Any]:
         """Return the published JWKS: the public halves of ``key`` and ``extra``."""
@@ -156,6 +172,15 @@ class LocalIssuer:
         }
 
 
+async def agent_answers(stack: Stack, issuer: LocalIssuer, url: str, text: str) -> int:
+    """Run ``ticketproxy answer --oidc`` as the agent's job would; return its exit code."""
+    answer = stack.tmp / "agent-answer.txt"
+    answer.write_text(text, encoding="utf-8")
+    argv = ["answer", url, "--oidc", "--as", AGENT_LOGIN, "--file", str(answer)]
+    env = {**issuer.request_env(), "GITHUB_TOKEN": stack.token(AGENT_LOGIN)}
+    return await asyncio.to_thread(main, argv, env)
+
+
 @asynccontextmanager
 async def running_issuer(key: rsa.RSAPrivateKey | None = None) -> AsyncIterator[LocalIssuer]:
     """Run a local issuer on 127.0.0.1, port 0, and yield it with ``url`` set."""
@@ -166,7 +191,8 @@ async def running_issuer(key: rsa.RSAPrivateKey | None = None) -> AsyncIterator[
     await site.start()
     host, port = runner.addresses[0][:2]
     issuer.url = f"http://{host}:{port}"
+    issuer.runner = runner
     try:
         yield issuer
     finally:
-        await runner.cleanup()
+        await issuer.stop()

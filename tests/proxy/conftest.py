@@ -10,7 +10,7 @@ import pytest
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.agent_route_settings import VARIABLE, read_agent_routes
 from tests.helpers.desk_page import DESK_TOKEN, start_desk_stack
-from tests.helpers.oidc_issuer import LocalIssuer, running_issuer
+from tests.helpers.oidc_issuer import LocalIssuer, list_alices_agent, running_issuer
 from tests.helpers.personal_agent import ROUTES, host_alices_workflow
 from tests.helpers.stack import Stack, start_stack, stop_stack
 
@@ -62,3 +62,23 @@ async def issuer() -> AsyncIterator[LocalIssuer]:
     """Run the local OIDC issuer (its own RSA key, JWKS and token endpoint)."""
     async with running_issuer() as running:
         yield running
+
+
+@pytest.fixture
+async def agent_stack(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    issuer: LocalIssuer,
+) -> AsyncIterator[Stack]:
+    """Yield ticketproxy trusting the local issuer, with alice's agent workflow listed.
+
+    The module overrides ``sandbox_config`` with ``with_agent_account``, for the agent's
+    account to post its answers.
+    """
+    running = await start_stack(github_sandbox, sandbox_config, tmp_path, oidc_issuer=issuer.url)
+    list_alices_agent(running.settings.keyring_path)
+    try:
+        yield running
+    finally:
+        await stop_stack(running)

@@ -9,8 +9,6 @@ agent's account on the embedded GitHub, in front of ticketproxy trusting that is
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,16 +16,16 @@ import pytest
 from auth.keys import generate_signing_key
 from auth.roles import Act
 from auth.sign import sign_comment
-from embedded_github import RunningSandbox, SandboxConfig
-from proxy.cli import main
+from embedded_github import SandboxConfig
 from tests.helpers.oidc_issuer import (
     AGENT_LOGIN,
     LocalIssuer,
+    agent_answers,
     list_alices_agent,
     with_agent_account,
 )
 from tests.helpers.review_flow import DANGEROUS, PROMPT, SHELL
-from tests.helpers.stack import REPO, Stack, start_stack, stop_stack
+from tests.helpers.stack import REPO, Stack
 from ticketing.render.drafts import draft_digest, render_draft_comment
 from ticketing.render.replies import reply_marker
 from ticketing.store.model import TicketState
@@ -39,31 +37,6 @@ PLAIN = "The build folder is already empty; nothing to do."
 def sandbox_config(sandbox_config: SandboxConfig) -> SandboxConfig:
     """Add the account alice's agent workflow posts as."""
     return with_agent_account(sandbox_config)
-
-
-@pytest.fixture
-async def agent_stack(
-    github_sandbox: RunningSandbox,
-    sandbox_config: SandboxConfig,
-    tmp_path: Path,
-    issuer: LocalIssuer,
-) -> AsyncIterator[Stack]:
-    """Yield ticketproxy trusting the local issuer, with alice's agent workflow listed."""
-    running = await start_stack(github_sandbox, sandbox_config, tmp_path, oidc_issuer=issuer.url)
-    list_alices_agent(running.settings.keyring_path)
-    try:
-        yield running
-    finally:
-        await stop_stack(running)
-
-
-async def _agent_answers(stack: Stack, issuer: LocalIssuer, url: str, text: str) -> int:
-    """Run ``ticketproxy answer --oidc`` as the agent's job would; return its exit code."""
-    answer = stack.tmp / "agent-answer.txt"
-    answer.write_text(text, encoding="utf-8")
-    argv = ["answer", url, "--oidc", "--as", AGENT_LOGIN, "--file", str(answer)]
-    env = {**issuer.request_env(), "GITHUB_TOKEN": stack.token(AGENT_LOGIN)}
-    return await asyncio.to_thread(main, argv, env)
 
 
 async def _until_state(stack: Stack, state: TicketState, *, within: float = 10.0) -> None:
@@ -100,7 +73,7 @@ async def test_opted_in_agent_answers_a_plain_text_ticket_with_an_oidc_bound_sig
         agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
     )
     issue = await agent_stack.wait_for_issue(1)
-    assert await _agent_answers(agent_stack, issuer, issue.html_url, PLAIN) == 0
+    assert await agent_answers(agent_stack, issuer, issue.html_url, PLAIN) == 0
     await agent_stack.settle()
     completion = await asyncio.wait_for(pending, 10)
     assert completion.choices[0].message.content == PLAIN
@@ -120,7 +93,7 @@ async def test_agent_identity_answering_a_ticket_that_needs_review_is_held(
         agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
     )
     issue = await agent_stack.wait_for_issue(1)
-    assert await _agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
+    assert await agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
     await _until_state(agent_stack, TicketState.NEEDS_REVIEW)
     assert not pending.done()
     notice = "\n".join(await agent_stack.bot_replies(1))
@@ -140,7 +113,7 @@ async def test_agent_identity_answering_a_plain_ticket_with_a_command_is_held(
     )
     issue = await agent_stack.wait_for_issue(1)
     call = '```tool_call\n{"name": "list_files", "arguments": {"command": "ls"}}\n```'
-    assert await _agent_answers(agent_stack, issuer, issue.html_url, call) == 0
+    assert await agent_answers(agent_stack, issuer, issue.html_url, call) == 0
     await _until_state(agent_stack, TicketState.NEEDS_REVIEW)
     pending.cancel()
 
@@ -205,7 +178,7 @@ async def test_editor_approving_their_own_agents_held_command_is_refused(
         agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT, tools=SHELL)
     )
     issue = await agent_stack.wait_for_issue(1)
-    assert await _agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
+    assert await agent_answers(agent_stack, issuer, issue.html_url, DANGEROUS) == 0
     await _until_state(agent_stack, TicketState.NEEDS_REVIEW)
     approval = agent_stack.signed(
         "Fine.", number=1, signer="bob", act=Act.APPROVE, judged=DANGEROUS
@@ -228,7 +201,7 @@ async def test_agent_answer_waits_while_the_issuer_is_down_and_counts_once_it_is
         agent_stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
     )
     issue = await agent_stack.wait_for_issue(1)
-    assert await _agent_answers(agent_stack, issuer, issue.html_url, PLAIN) == 0
+    assert await agent_answers(agent_stack, issuer, issue.html_url, PLAIN) == 0
     await agent_stack.settle()
     await agent_stack.settle()
     assert issuer.jwks_requests >= 1

@@ -81,3 +81,26 @@ def test_audit_without_the_issuers_keys_cannot_pass_a_keyless_answer(issuer: Loc
     """Without the issuer's keys the audit cannot vouch for the token: a mismatch, not ok."""
     comment = _posted(_agent_answer(issuer), after=timedelta(seconds=30))
     assert _audit(issuer, comment, trusted=False).verdict == "mismatch"
+
+
+def test_audit_after_the_issuer_rotated_its_key_names_the_missing_kid(
+    issuer: LocalIssuer,
+) -> None:
+    """Keys that lack the token's kid: a mismatch naming the kid and the archive to use."""
+    comment = _posted(_agent_answer(issuer), after=timedelta(seconds=30))
+    rotated = LocalIssuer(url=issuer.url)
+    result = audit_ticket(
+        TICKET,
+        [comment],
+        keyring_history=Keyring([], oidc_agents=[alices_agent()]),
+        delivered_comment_id=comment.id,
+        released_digest=None,
+        policy=None,
+        oidc=OidcTrust(rotated.url, rotated.jwks()),
+    )
+    assert result.verdict == "mismatch"
+    problems = " ".join(result.problems)
+    assert f"the issuer's key {issuer.kid}, which the issuer's keys given to this audit lack" in (
+        problems
+    )
+    assert "--oidc-jwks FILE" in problems

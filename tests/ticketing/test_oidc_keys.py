@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from jwt.algorithms import RSAAlgorithm
 
 from tests.helpers.embedded_github_fixtures import ManualClock
+from tests.helpers.oidc_issuer import LocalIssuer, new_rsa_key
 from ticketing.errors import OidcKeysUnavailable
 from ticketing.oidc_keys import OidcKeys
+from ticketing.store.sqlite import SQLiteTicketStore
 
 ISSUER = "https://issuer.example"
 
@@ -85,3 +89,70 @@ async def test_keys_fetched_before_still_serve_while_the_issuer_is_down() -> Non
     clock.advance(120)
     trust = await keys.trust_for("k2")
     assert [k["kid"] for k in trust.jwks["keys"]] == ["k1"]
+
+
+class ServedJwks:
+    """A JWKS source serving whatever document ``jwks`` holds at the time."""
+
+    def __init__(self, jwks: Mapping[str, Any]) -> None:
+        self.jwks = jwks
+
+    async def fetch_jwks(self, url: str) -> Mapping[str, Any]:
+        return self.jwks
+
+
+@pytest.fixture
+def archive(tmp_path: Path) -> Iterator[SQLiteTicketStore]:
+    """Yield the desk's store, where the fetched keys are kept."""
+    store = SQLiteTicketStore(tmp_path / "tickets.sqlite3")
+    yield store
+    store.close()
+
+
+async def test_the_desk_keeps_every_issuer_key_it_fetched_after_a_rotation(
+    archive: SQLiteTicketStore,
+) -> None:
+    """Keys fetched before a rotation stay in the store once the issuer stops serving them."""
+    issuer, clock = LocalIssuer(), ManualClock()
+    served = ServedJwks(issuer.jwks())
+    keys = OidcKeys(issuer=ISSUER, fetcher=served, clock=clock)
+    keys.keep_in(archive)
+    await keys.trust_for(issuer.kid)
+    old = issuer.rotate()
+    served.jwks = issuer.jwks()
+    clock.advance(120)
+    await keys.trust_for(issuer.kid)
+    assert [k.kid for k in archive.issuer_keys(ISSUER)] == [old, issuer.kid]
+
+
+async def test_jwks_leaking_a_private_key_is_not_archived(
+    archive: SQLiteTicketStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A JWKS that serves a private key gets it refused (logged without its values)."""
+    issuer = LocalIssuer()
+    private = {**RSAAlgorithm.to_jwk(issuer.key, as_dict=True), "kid": "leaked"}
+    served = ServedJwks({"keys": [*issuer.jwks()["keys"], private]})
+    keys = OidcKeys(issuer=ISSUER, fetcher=served, clock=ManualClock())
+    keys.keep_in(archive)
+    await keys.trust_for(issuer.kid)
+    assert [k.kid for k in archive.issuer_keys(ISSUER)] == [issuer.kid]
+    assert "private key material (d, dp, dq, p, q, qi)" in caplog.text
+    assert private["d"] not in caplog.text
+
+
+async def test_issuer_serving_a_kept_kid_with_other_material_is_logged_loudly(
+    archive: SQLiteTicketStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A kid the issuer serves again with another key is an error in the log; the kept key stays."""
+    issuer, clock = LocalIssuer(), ManualClock()
+    served = ServedJwks(issuer.jwks())
+    keys = OidcKeys(issuer=ISSUER, fetcher=served, clock=clock)
+    keys.keep_in(archive)
+    await keys.trust_for(issuer.kid)
+    kept = archive.issuer_keys(ISSUER)[0].jwk
+    issuer.key = new_rsa_key()
+    served.jwks = issuer.jwks()
+    clock.advance(120)
+    await keys.trust_for("unknown-kid")
+    assert f"serves kid {issuer.kid} with key material other than" in caplog.text
+    assert archive.issuer_keys(ISSUER)[0].jwk == kept

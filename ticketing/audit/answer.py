@@ -22,6 +22,7 @@ from auth.roles import Act
 from auth.verify import DEFAULT_LIMITS, Accepted, RejectReason, VerifyLimits, verify_comment
 from auth.verify import Verdict as VerifyVerdict
 from ticketing.audit.comments import AuditComment, claimed_act, claimed_digest, signed_text
+from ticketing.audit.issuer_keys import missing_issuer_key
 from ticketing.audit.results import SignedRecord, TicketAudit, finished_audit
 from ticketing.audit.review import audit_review
 
@@ -89,6 +90,10 @@ def audit_ticket(
                     f"the delivered answer ({comment.url}) does not verify: "
                     f"{verdict.reason.value}: {verdict.detail}"
                 )
+                if verdict.reason is RejectReason.UNKNOWN_KEY and (
+                    missing := missing_issuer_key(comment.body, trust.oidc)
+                ):
+                    problems.append(missing)
         elif claimed in _JUDGING_VALUES:
             judged = _verify(comment, ticket, trust, seen, limits, acts=_JUDGING, judged=digest)
             if isinstance(judged, Accepted):

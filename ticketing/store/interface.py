@@ -18,10 +18,11 @@ The promises every store keeps, whatever its database:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol, runtime_checkable
 
+from ticketing.oidc_archive import ArchivedKey
 from ticketing.store.model import (
     Candidate,
     DraftState,
@@ -348,6 +349,24 @@ class DelegationStore(Protocol):
         ...
 
 
+class IssuerKeyStore(Protocol):
+    """The trusted OIDC issuer's public keys, kept after the issuer stops publishing them."""
+
+    def record_issuer_keys(
+        self, issuer: str, keys: Sequence[Mapping[str, str]], *, now: datetime
+    ) -> list[str]:
+        """Keep each public key (by kid) as seen at ``now``; return the kids whose key the
+        issuer now serves with other material (the kept key is left as it was).
+
+        Raises IssuerKeyRefused, writing nothing, for a key that is not a public RSA JWK.
+        """
+        ...
+
+    def issuer_keys(self, issuer: str) -> list[ArchivedKey]:
+        """Return every key kept for ``issuer``, oldest first, with first and last seen."""
+        ...
+
+
 @runtime_checkable
 class TicketStore(
     TicketThreadStore,
@@ -360,6 +379,7 @@ class TicketStore(
     TaskStore,
     ToolTaskStore,
     DelegationStore,
+    IssuerKeyStore,
     Protocol,
 ):
     """Everything the desk keeps durably; closed once, when the desk stops."""

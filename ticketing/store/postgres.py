@@ -14,6 +14,7 @@ from ticketing.store.sql_answers import SQLAnswers
 from ticketing.store.sql_delegations import SQLDelegations
 from ticketing.store.sql_drafts import SQLDrafts
 from ticketing.store.sql_github_events import SQLGitHubEvents
+from ticketing.store.sql_issuer_keys import SQLIssuerKeys
 from ticketing.store.sql_responses import SQLResponses
 from ticketing.store.sql_tasks import SQLTasks
 from ticketing.store.sql_tickets import SQLTickets
@@ -31,6 +32,7 @@ class PostgresTicketStore(
     SQLTasks,
     SQLToolTasks,
     SQLDelegations,
+    SQLIssuerKeys,
     PostgresDatabase,
 ):
     """PostgreSQL-backed durable state, shared by replicas on any number of hosts."""

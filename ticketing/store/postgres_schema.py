@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -236,6 +236,17 @@ _MIGRATIONS: dict[int, str] = {
         sent_at       DOUBLE PRECISION NOT NULL
     );
     CREATE INDEX write_budget_by_time ON write_budget (sent_at);
+    """,
+    # SQLite's 17: the OIDC issuer's public keys the desk fetched, kept for offline audits.
+    9: """
+    CREATE TABLE oidc_issuer_keys (
+        issuer        TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jwk           TEXT NOT NULL,
+        first_seen    DOUBLE PRECISION NOT NULL,
+        last_seen     DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (issuer, kid)
+    );
     """,
 }
 

@@ -18,6 +18,7 @@ from ticketing.store.sql_answers import SQLAnswers
 from ticketing.store.sql_delegations import SQLDelegations
 from ticketing.store.sql_drafts import SQLDrafts
 from ticketing.store.sql_github_events import SQLGitHubEvents
+from ticketing.store.sql_issuer_keys import SQLIssuerKeys
 from ticketing.store.sql_responses import SQLResponses
 from ticketing.store.sql_tasks import SQLTasks
 from ticketing.store.sql_tickets import SQLTickets
@@ -36,6 +37,7 @@ class SQLiteTicketStore(
     SQLTasks,
     SQLToolTasks,
     SQLDelegations,
+    SQLIssuerKeys,
     SQLiteDatabase,
 ):
     """SQLite-backed durable state for tickets, answers, used ``jti``s and the poll cursor."""

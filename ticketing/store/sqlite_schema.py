@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -258,6 +258,18 @@ _MIGRATIONS: dict[int, str] = {
         delegated_at  REAL NOT NULL
     );
     CREATE INDEX delegations_by_parent ON delegations (parent_id, position);
+    """,
+    # The OIDC issuer's public keys the desk fetched, kept after the issuer drops them, so
+    # agents' keyless answers can still be audited offline (ticketing.oidc_archive).
+    17: """
+    CREATE TABLE oidc_issuer_keys (
+        issuer        TEXT NOT NULL,
+        kid           TEXT NOT NULL,
+        jwk           TEXT NOT NULL,
+        first_seen    REAL NOT NULL,
+        last_seen     REAL NOT NULL,
+        PRIMARY KEY (issuer, kid)
+    );
     """,
 }
 
