@@ -1,4 +1,4 @@
-"""Request-key locks in PostgreSQL under a burst: many keys at once, few connections.
+"""PostgreSQL coordination under a burst: many keys, announcements and writes, few connections.
 
 Each test runs against a fresh database of the session's real PostgreSQL server
 (``tests/helpers/postgres.py``).
@@ -13,8 +13,10 @@ from datetime import timedelta
 import psycopg
 import pytest
 
-from ticketing.errors import StoreUnavailable
+from ticketing.errors import GitHubUnavailable, StoreUnavailable
+from ticketing.github.throttle import WriteThrottle
 from ticketing.postgres_coordination import PostgresCoordinator
+from ticketing.postgres_write_budget import PostgresSendLedger
 
 BURST = 1000
 
@@ -188,3 +190,35 @@ async def test_an_unreachable_database_refuses_every_key_of_a_batch_with_back_pr
     assert all(isinstance(r, StoreUnavailable) for r in results), results
     with pytest.raises(StoreUnavailable):
         await nowhere.publish(1)
+
+
+async def test_a_burst_of_writes_is_not_refused_for_want_of_budget_connections(
+    postgres_url: str,
+) -> None:
+    """A thousand writes reserving their slot at once all get it from the budget's small pool."""
+    throttle = WriteThrottle(
+        per_minute=10**6, per_hour=10**6, ledger=PostgresSendLedger(postgres_url, timeout=0.2)
+    )
+    try:
+        results = await asyncio.gather(
+            *(throttle.acquire() for _ in range(BURST)), return_exceptions=True
+        )
+    finally:
+        await throttle.close()
+    refused = [r for r in results if isinstance(r, BaseException)]
+    assert not refused, f"{len(refused)} refused, the first: {refused[0]!r}"
+
+
+async def test_writes_reserved_together_still_spend_the_budget_once(postgres_url: str) -> None:
+    """Reservations decided in one transaction see each other: 10 a minute let 10 through."""
+    throttle = WriteThrottle(
+        per_minute=10, per_hour=100, max_wait=0.5, ledger=PostgresSendLedger(postgres_url)
+    )
+    try:
+        results = await asyncio.gather(
+            *(throttle.acquire() for _ in range(40)), return_exceptions=True
+        )
+    finally:
+        await throttle.close()
+    assert results.count(None) == 10
+    assert all(isinstance(r, GitHubUnavailable) for r in results if r is not None)
