@@ -26,6 +26,8 @@ async def test_a_burst_of_distinct_keys_is_not_refused_for_want_of_pool_slots(
 ) -> None:
     """A thousand requests locking distinct keys at once all get them through one connection."""
     coordinator = PostgresCoordinator(postgres_url, timeout=0.2, max_connections=1)
+    # Connected before the burst, as a replica is by its poll lease at start-up.
+    assert await coordinator.hold_poll_lease("replica", timedelta(seconds=30))
     held = 0
 
     async def hold(index: int) -> None:
@@ -48,6 +50,7 @@ async def test_a_burst_of_announcements_is_not_refused_for_want_of_pool_slots(
 ) -> None:
     """A thousand tickets announced at once all go out through one connection, and are heard."""
     coordinator = PostgresCoordinator(postgres_url, timeout=0.2, max_connections=1)
+    assert await coordinator.hold_poll_lease("replica", timedelta(seconds=30))
     subscription = await coordinator.subscribe()
     heard: set[int] = set()
 
@@ -200,6 +203,7 @@ async def test_a_burst_of_writes_is_not_refused_for_want_of_budget_connections(
         per_minute=10**6, per_hour=10**6, ledger=PostgresSendLedger(postgres_url, timeout=0.2)
     )
     try:
+        await throttle.acquire()  # connected before the burst, as by a replica's first write
         results = await asyncio.gather(
             *(throttle.acquire() for _ in range(BURST)), return_exceptions=True
         )

@@ -154,7 +154,9 @@ class PostgresCoordinator:
         self._pool = AsyncConnectionPool(
             url,
             kwargs=connection_options(timeout),
-            min_size=1,
+            # All opened with the pool (at start-up, by the poll lease): a pool that grew
+            # during a burst connected on a busy event loop, and timed out doing so.
+            min_size=max_connections,
             max_size=max_connections,
             timeout=timeout,
             check=AsyncConnectionPool.check_connection,
