@@ -35,6 +35,8 @@ async def two_replicas(
     workdir: Path,
     *,
     creations_per_minute: int = 10_000,
+    creations_per_hour: int = 100_000,
+    rate_limit: int = 5000,
     before_start: Callable[[BenchGitHub, str], None] | None = None,
     **settings: str,
 ) -> AsyncIterator[Replicas]:
@@ -50,7 +52,10 @@ async def two_replicas(
     server = start_postgres(bin_dir, root)
     url = server.url()
     github = await start_bench_github(
-        workdir, creations_per_minute=creations_per_minute, creations_per_hour=100_000
+        workdir,
+        rate_limit=rate_limit,
+        creations_per_minute=creations_per_minute,
+        creations_per_hour=creations_per_hour,
     )
     if before_start is not None:
         before_start(github, url)

@@ -6,7 +6,9 @@ With the ticket store in PostgreSQL, replicas on any number of hosts need nothin
   ``coordination_leases`` (name, holder, expiry). One ``INSERT … ON CONFLICT DO UPDATE …
   WHERE`` takes a lease that is free, expired or already the caller's, atomically; the
   holder renews it and deletes it on release. Expiries are read on the database's clock, so
-  replicas whose clocks differ still agree on when a dead replica's lease lapses;
+  replicas whose clocks differ still agree on when a dead replica's lease lapses. Key locks
+  are taken, renewed and released in batches per process (:mod:`ticketing.postgres_batches`),
+  so a burst of requests does not queue for the pool's few connections;
 - **jtis**: the store's ``used_jtis`` is in the same database, written in a transaction
   every replica serialises on, so it is the whole record (as in one process);
 - **wake-ups**: ``NOTIFY`` on a channel, heard by every replica's ``LISTEN`` on a
@@ -23,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
@@ -32,8 +33,9 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from ticketing.coordination import KeyLocks, Subscription
+from ticketing.coordination import Subscription
 from ticketing.errors import StoreUnavailable
+from ticketing.postgres_batches import BatchedAnnouncements, BatchedKeyLocks
 
 log = logging.getLogger(__name__)
 
@@ -48,10 +50,6 @@ WHERE coordination_leases.holder = EXCLUDED.holder
    OR coordination_leases.expires_at <= extract(epoch FROM clock_timestamp())
 RETURNING holder
 """
-_RENEW = (
-    "UPDATE coordination_leases SET expires_at = extract(epoch FROM clock_timestamp()) + %s"
-    " WHERE name = %s AND holder = %s"
-)
 _RELEASE = "DELETE FROM coordination_leases WHERE name = %s AND holder = %s"
 # Locks of request keys whose holder died are taken over by the next request with that
 # key; those of keys never seen again are swept by the poll lease's holder.
@@ -148,25 +146,29 @@ class PostgresCoordinator:
         timeout: float = 5.0,
         reconnect: float = 0.5,
         channel: str = CHANNEL,
+        max_connections: int = 4,
     ) -> None:
         self._url = url
-        self._key_lock_ttl = key_lock_ttl.total_seconds()
-        self._key_lock_retry = key_lock_retry
         self._timeout, self._reconnect = timeout, reconnect
         self._channel = channel
         self._pool = AsyncConnectionPool(
             url,
             kwargs=connection_options(timeout),
-            min_size=1,
-            max_size=4,
+            # All opened with the pool (at start-up, by the poll lease): a pool that grew
+            # during a burst connected on a busy event loop, and timed out doing so.
+            min_size=max_connections,
+            max_size=max_connections,
             timeout=timeout,
             check=AsyncConnectionPool.check_connection,
             open=False,
             name="ticketproxy-coordination",
         )
         self._opened = False
-        # Contenders in this process queue here rather than poll the database.
-        self._local = KeyLocks()
+        # What every request asks of the database goes in batches (see postgres_batches).
+        self._key_locks = BatchedKeyLocks(
+            self._run, ttl=key_lock_ttl.total_seconds(), retry=key_lock_retry
+        )
+        self._announcements = BatchedAnnouncements(self._run, channel)
 
     async def _run(self, what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
         if not self._opened:
@@ -185,37 +187,9 @@ class PostgresCoordinator:
     async def _take(self, name: str, holder: str, seconds: float, what: str) -> bool:
         return bool(await self._run(what, _TAKE, name, holder, seconds))
 
-    @contextlib.asynccontextmanager
-    async def hold_key(self, request_key: str) -> AsyncIterator[None]:
+    def hold_key(self, request_key: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold the request key across replicas, renewing the lock while the block runs."""
-        what = "the request cannot be matched to its ticket"
-        async with self._local.hold(request_key):
-            name, token = f"key:{request_key}", secrets.token_hex(16)
-            # Another replica holds the key (it is opening the ticket): wait for it.
-            # (ASYNC110: the holder is another process, so no asyncio.Event can say when.)
-            while not await self._take(name, token, self._key_lock_ttl, what):  # noqa: ASYNC110
-                await asyncio.sleep(self._key_lock_retry)
-            renewal = asyncio.create_task(self._renew(name, token))
-            try:
-                yield
-            finally:
-                renewal.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await renewal
-                try:
-                    await self._run("the key lock cannot be released", _RELEASE, name, token)
-                except StoreUnavailable as exc:
-                    log.warning("could not release the lock on a request key: %s", exc)
-
-    async def _renew(self, name: str, token: str) -> None:
-        while True:
-            await asyncio.sleep(self._key_lock_ttl / 3)
-            try:
-                await self._run(
-                    "the key lock cannot be renewed", _RENEW, self._key_lock_ttl, name, token
-                )
-            except StoreUnavailable as exc:
-                log.warning("could not renew the lock on a request key: %s", exc)
+        return self._key_locks.hold(request_key)
 
     async def claim_jti(self, jti: str, *, holder: str, ttl: timedelta) -> bool:
         """Say yes: the store's ``used_jtis``, in this same database, is the whole record."""
@@ -236,8 +210,7 @@ class PostgresCoordinator:
 
     async def publish(self, ticket_id: int) -> None:
         """``NOTIFY`` every replica that ticket ``ticket_id`` changed."""
-        what = "other replicas cannot be woken"
-        await self._run(what, "SELECT pg_notify(%s, %s)", self._channel, str(ticket_id))
+        await self._announcements.publish(ticket_id)
 
     async def subscribe(self) -> Subscription:
         """``LISTEN`` on the channel; return once the database has confirmed it."""
@@ -251,6 +224,8 @@ class PostgresCoordinator:
         return notifications
 
     async def close(self) -> None:
-        """Close the connection pool."""
+        """Send what is still queued, and close the connection pool."""
+        await self._key_locks.close()
+        await self._announcements.close()
         if self._opened:
             await self._pool.close()

@@ -6,21 +6,33 @@ replicas send twice the limit. :class:`PostgresSendLedger` keeps the send times 
 hour in ``write_budget``; a replica reserves its slot in a transaction under one advisory
 lock, so two replicas never take the same room, and the times are the database's clock, so
 replicas whose clocks differ still share one window.
+
+The reservations asked meanwhile in one process share one transaction, decided in the order
+asked (each sees the moments reserved before it), so a burst of new tickets costs a few
+transactions, not one each that queue for the pool's two connections until its timeout
+tells them the database is unreachable.
 """
 
 from __future__ import annotations
 
+import asyncio
+import bisect
 from collections.abc import Callable
 from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
+from ticketing.errors import StoreUnavailable
 from ticketing.postgres_coordination import connection_options, unavailable
 
 # pg_advisory_xact_lock key: "tp" + what the lock guards (the store's are 1 and 2).
 BUDGET_LOCK = 0x7470_0000_0000_0003
 WINDOW = 3600.0
+# At most this many reservations a transaction.
+BATCH = 500
+
+Decide = Callable[[float, list[float]], float | None]
 
 
 class PostgresSendLedger:
@@ -38,6 +50,8 @@ class PostgresSendLedger:
             name="ticketproxy-write-budget",
         )
         self._opened = False
+        self._asked: list[tuple[Decide, int, asyncio.Future[tuple[float, float | None]]]] = []
+        self._sender: asyncio.Task[None] | None = None
 
     async def reserve(
         self, decide: Callable[[float, list[float]], float | None], *, recent: int
@@ -48,6 +62,31 @@ class PostgresSendLedger:
         hour, oldest first, and returns when to send (None: not at all). No other replica
         reserves in between.
         """
+        answer: asyncio.Future[tuple[float, float | None]]
+        answer = asyncio.get_running_loop().create_future()
+        self._asked.append((decide, recent, answer))
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send(), name="ticketproxy-write-budget")
+        return await answer
+
+    async def _send(self) -> None:
+        await asyncio.sleep(0)  # the reservations of this turn of the loop join the batch
+        while self._asked:
+            batch, self._asked = self._asked[:BATCH], self._asked[BATCH:]
+            try:
+                answers = await self._reserve_all([(d, r) for d, r, _ in batch])
+            except Exception as exc:  # noqa: BLE001 (each caller hears it, or waits for good)
+                for _, _, answer in batch:
+                    if not answer.done():
+                        answer.set_exception(_copy(exc))
+                continue
+            for (_, _, answer), result in zip(batch, answers, strict=True):
+                if not answer.done():
+                    answer.set_result(result)
+
+    async def _reserve_all(
+        self, asked: list[tuple[Decide, int]]
+    ) -> list[tuple[float, float | None]]:
         if not self._opened:
             self._opened = True
             await self._pool.open()
@@ -61,14 +100,22 @@ class PostgresSendLedger:
                 cursor = await connection.execute(
                     "SELECT sent_at FROM (SELECT sent_at FROM write_budget"
                     " ORDER BY sent_at DESC LIMIT %s) AS latest ORDER BY sent_at",
-                    (recent,),
+                    (max(recent for _, recent in asked),),
                 )
-                moment = decide(now, [float(row[0]) for row in await cursor.fetchall()])
-                if moment is not None:
+                sent = [float(row[0]) for row in await cursor.fetchall()]
+                answers: list[tuple[float, float | None]] = []
+                for decide, recent in asked:
+                    moment = decide(now, sent[-recent:] if recent else [])
+                    if moment is not None:
+                        bisect.insort(sent, moment)
+                    answers.append((now, moment))
+                moments = [moment for _, moment in answers if moment is not None]
+                if moments:
                     await connection.execute(
-                        "INSERT INTO write_budget (sent_at) VALUES (%s)", (moment,)
+                        "INSERT INTO write_budget (sent_at) SELECT unnest(%s::float8[])",
+                        (moments,),
                     )
-                return now, moment
+                return answers
         except (psycopg.OperationalError, TimeoutError) as exc:
             raise unavailable("the shared GitHub write budget cannot be read", exc) from exc
 
@@ -80,6 +127,15 @@ class PostgresSendLedger:
         return float(row[0])
 
     async def close(self) -> None:
-        """Close the connection pool."""
+        """Close the connection pool once the reservations asked are answered."""
+        if self._sender is not None:
+            await asyncio.wait({self._sender})
         if self._opened:
             await self._pool.close()
+
+
+def _copy(exc: Exception) -> Exception:
+    """Return an error of its own for each caller, so their tracebacks do not pile up."""
+    if isinstance(exc, StoreUnavailable):
+        return StoreUnavailable(str(exc), retry_after=exc.retry_after)
+    return exc
