@@ -121,6 +121,20 @@ class Waiters:
         # Read afresh: an announcement may come without the ticket having finished.
         self._settle_or_fail(ticket_id)
 
+    async def wake_all(self, *, also: Callable[[int], None], batch: int = 100) -> int:
+        """Settle every waiter here against the store, as after missed announcements.
+
+        ``also`` is told each ticket re-read. The event loop is let run between batches:
+        thousands of clients may wait at once. Return how many tickets were re-read.
+        """
+        waited = list(self._watchers)
+        for index, ticket_id in enumerate(waited, start=1):
+            self.wake(ticket_id)
+            also(ticket_id)
+            if index % batch == 0:
+                await asyncio.sleep(0)
+        return len(waited)
+
     def expire(self, ticket: Ticket) -> None:
         """Expire a pending ticket past its deadline and say so on GitHub."""
         writes: list[int] = []
