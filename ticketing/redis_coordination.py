@@ -15,6 +15,8 @@ What lives where:
   no ticket, only in-flight coordination. On PostgreSQL replicas may be on several hosts
   and need no Redis at all (:mod:`ticketing.postgres_coordination`); with Redis set too,
   Redis keeps these four and the database the rest, GitHub's write budget included.
+- **GitHub's write budget** is one for all replicas: on SQLite it is kept in Redis too
+  (:mod:`ticketing.redis_write_budget`), on PostgreSQL in the database.
 
 Every key is under a prefix (``ticketproxy`` by default), so one Redis can serve several
 deployments.
