@@ -20,10 +20,11 @@ from redis import asyncio as aioredis
 
 from embedded_github import RunningSandbox, SandboxConfig
 from proxy.settings import Settings
+from tests.helpers.cuttable_link import CuttableLink
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.redis_server import RedisServer
 from tests.helpers.replicas import PROMPT, SECRET, start_replicas, until
-from tests.helpers.stack import stop_stack
+from tests.helpers.stack import start_stack, stop_stack
 from ticketing.coordination import Announcement, Coordinator, RecheckAll, Subscription
 from ticketing.errors import TicketingError
 from ticketing.postgres_coordination import PostgresCoordinator
@@ -129,7 +130,7 @@ async def test_a_pubsub_connection_killed_by_redis_ends_in_a_recheck(redis_url: 
         await announcer.publish(1)
         assert await heard.next(within=5) == 1
         async with aioredis.Redis.from_url(redis_url) as admin:
-            assert await admin.execute_command("CLIENT", "KILL", "TYPE", "pubsub") == 1
+            assert await admin.client_kill_filter(_type="pubsub") == 1
         assert await heard.next(within=10) == RecheckAll(
             "the pub/sub connection to Redis was reconnected"
         )
@@ -222,3 +223,47 @@ async def test_an_answer_announced_while_the_listen_connection_was_cut_releases_
     finally:
         await stop_stack(waiting)
         await stop_stack(hooked)
+
+
+async def test_an_answer_announced_while_a_replica_was_cut_off_from_redis_releases_its_waiter(
+    github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, redis_url: str, tmp_path: Path
+) -> None:
+    """SQLite + Redis: B's announcement falls while A is cut off from Redis; A rechecks."""
+    link = CuttableLink(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
+    await link.start()
+    common: dict[str, Any] = {"poll_interval": 3600.0, "webhook_secret": SECRET}
+    hooked = await start_stack(
+        github_sandbox, sandbox_config, tmp_path, redis_url=redis_url, **common
+    )
+    waiting = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        tmp_path,  # the same host: one SQLite file
+        keys=hooked.keys,
+        keyring_path=hooked.settings.keyring_path,
+        redis_url=f"redis://127.0.0.1:{link.port}/0",
+        **common,
+    )
+    try:
+        if waiting.webhook is not None:
+            github_sandbox.sandbox.remove_webhook(waiting.webhook)
+            waiting.webhook = None
+        ask = asyncio.create_task(
+            waiting.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+        )
+        await waiting.wait_for_issue(1)
+        await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
+        await asyncio.sleep(0.2)  # the first poll done: only the webhook finds the answer
+        cut = time.monotonic()
+        link.cut(hold=GAP)
+        await hooked.answer(1, "main.py and README.md")
+        await until(lambda: hooked.desk.answers_accepted == 1)
+        assert time.monotonic() - cut < GAP, "the answer came after the gap: nothing shown"
+        assert not ask.done()  # B's PUBLISH fell in the gap: A did not hear it
+        answer = await asyncio.wait_for(ask, timeout=GAP + 20)
+        assert answer.choices[0].message.content == "main.py and README.md"
+        assert (hooked.desk.answers_accepted, waiting.desk.answers_accepted) == (1, 0)
+    finally:
+        await stop_stack(waiting)
+        await stop_stack(hooked)
+        await link.close()
