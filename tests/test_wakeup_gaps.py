@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 from redis import asyncio as aioredis
 
 from embedded_github import RunningSandbox, SandboxConfig
@@ -263,6 +264,65 @@ async def test_an_answer_announced_while_a_replica_was_cut_off_from_redis_releas
         answer = await asyncio.wait_for(ask, timeout=GAP + 20)
         assert answer.choices[0].message.content == "main.py and README.md"
         assert (hooked.desk.answers_accepted, waiting.desk.answers_accepted) == (1, 0)
+    finally:
+        await stop_stack(waiting)
+        await stop_stack(hooked)
+        await link.close()
+
+
+async def test_a_recheck_while_the_store_is_still_down_keeps_the_waiter_and_reads_again(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    redis_url: str,
+    postgres_url: str,
+    restarts_server: PostgresServer,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A's subscription is back before its store: the recheck waits for the store, fails no one."""
+    link = CuttableLink(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
+    await link.start()
+    common: dict[str, Any] = {
+        "poll_interval": 3600.0,
+        "webhook_secret": SECRET,
+        "database_url": postgres_url,
+    }
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a").mkdir()
+    hooked = await start_stack(
+        github_sandbox, sandbox_config, tmp_path / "b", redis_url=redis_url, **common
+    )
+    waiting = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        tmp_path / "a",
+        keys=hooked.keys,
+        keyring_path=hooked.settings.keyring_path,
+        redis_url=f"redis://127.0.0.1:{link.port}/0",
+        **common,
+    )
+    try:
+        if waiting.webhook is not None:
+            github_sandbox.sandbox.remove_webhook(waiting.webhook)
+            waiting.webhook = None
+        ask = asyncio.create_task(
+            waiting.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+        )
+        await waiting.wait_for_issue(1)
+        await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
+        await asyncio.sleep(0.2)
+        cut = time.monotonic()
+        link.cut(hold=GAP)
+        await hooked.answer(1, "main.py and README.md")
+        await until(lambda: hooked.desk.answers_accepted == 1)
+        await asyncio.to_thread(restarts_server.stop)  # before A is back on Redis
+        assert time.monotonic() - cut < GAP, "the answer came after the gap: nothing shown"
+        rechecked = "cannot re-read the tickets"
+        await until(lambda: ask.done() or rechecked in caplog.text, within=GAP + 20)
+        assert not ask.done(), "the waiter was failed over the store's passing outage"
+        await asyncio.to_thread(restarts_server.start)
+        answer = await asyncio.wait_for(ask, timeout=20)
+        assert answer.choices[0].message.content == "main.py and README.md"
     finally:
         await stop_stack(waiting)
         await stop_stack(hooked)

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from ticketing.coordination import Coordinator, RecheckAll, Subscription
-from ticketing.errors import TicketingError
+from ticketing.errors import StoreUnavailable, TicketingError
 
 __all__ = ["Announcer", "Listener", "cancel_task"]
 
@@ -67,8 +67,9 @@ class Announcer:
         try:
             await self._coordinator.publish(ticket_id)
         except TicketingError as exc:
-            # The others still find the change at their next read of the store (a deadline
-            # or a retry); a lost wake-up delays a client, it loses nothing.
+            # The others still find the change at their next read of the store: a recheck if
+            # the server was down for them too (their subscriptions reconnect), else a
+            # deadline or a retry. A lost wake-up delays a client, it loses nothing.
             log.warning("could not announce ticket %d to other replicas: %s", ticket_id, exc)
 
 
@@ -116,9 +117,20 @@ class Listener:
             async for announced in subscription:
                 if isinstance(announced, RecheckAll):
                     log.info("re-reading the tickets waited on here: %s", announced.reason)
-                    await self._on_gap()
+                    await self._recheck()
                 else:
                     self._on_change(announced)
         except TicketingError as exc:
             # Without wake-ups, waiters here are released by their deadlines only: say so.
             log.error("stopped listening to other replicas: %s", exc)
+
+    async def _recheck(self) -> None:
+        """Await ``on_gap`` until the store could be read (it may come back after Redis)."""
+        while True:
+            try:
+                await self._on_gap()
+            except StoreUnavailable as exc:
+                log.warning("cannot re-read the tickets waited on here yet: %s", exc)
+                await asyncio.sleep(exc.retry_after)
+            else:
+                return
