@@ -2,7 +2,8 @@
 
 GitHub's secondary limits are per token, and replicas write with one token: two replicas
 must not each spend the whole budget. Two ``ticketproxy serve`` replicas share one
-PostgreSQL database (no Redis, :mod:`bench.replicas`), each with the budget set to
+PostgreSQL database (no Redis, :mod:`bench.replicas`), or with ``--redis`` one SQLite file
+and one ``redis-server`` (replicas on one host), each with the budget set to
 ``--per-minute`` writes a minute (``TICKETPROXY_WRITES_PER_MINUTE``). Clients send
 ``2 x per-minute`` new questions at once, half to each replica, so demand is twice what one
 minute allows; each opens one issue (the only budgeted write a waiting ticket makes).
@@ -12,7 +13,7 @@ in any 60 s (target: at most ``per-minute``, as one budget; a budget per replica
 twice that through), how long the queue took to drain, and the throughput. It takes a little
 over a minute: the second half must wait for the window. Exits 1 when the budget is exceeded
 or the issues are not all created within 90 s.
-Run: ``python -m bench.shared_write_budget``.
+Run: ``python -m bench.shared_write_budget [--redis]``.
 """
 
 from __future__ import annotations
@@ -30,21 +31,26 @@ from pathlib import Path
 import aiohttp
 
 from bench.creation_budget import most_in_window
-from bench.replicas import two_replicas
+from bench.replicas import two_replicas, two_replicas_on_redis
 from bench.sandboxes import BOT, REPO, BenchGitHub
 
 PER_MINUTE = 10
 WITHIN = 90.0
 
 
-async def run(per_minute: int) -> int:
+async def run(per_minute: int, *, redis: bool = False) -> int:
     """Open ``2 x per_minute`` tickets over both replicas; print and check the pacing."""
     tickets = 2 * per_minute
+    pair, shared = (
+        (two_replicas_on_redis, "one SQLite file and one Redis")
+        if redis
+        else (two_replicas, "one PostgreSQL")
+    )
     with tempfile.TemporaryDirectory(prefix="ticketproxy-bench-") as tmp:
         settings = {"writes_per_minute": str(per_minute), "poll_interval": "5"}
         timeout = aiohttp.ClientTimeout(total=WITHIN + 30)
         async with (
-            two_replicas(Path(tmp), **settings) as replicas,
+            pair(Path(tmp), **settings) as replicas,
             aiohttp.ClientSession(timeout=timeout) as http,
         ):
 
@@ -71,7 +77,7 @@ async def run(per_minute: int) -> int:
                     await task
     peak = most_in_window(created, 60.0)
     print(
-        f"Two replicas on one PostgreSQL, each set to {per_minute} writes/min, "
+        f"Two replicas on {shared}, each set to {per_minute} writes/min, "
         f"{tickets} tickets asked at once (half through each)"
     )
     print(f"issues created:                    {len(created)} of {tickets}")
@@ -110,8 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse the arguments and run the benchmark."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--per-minute", type=int, default=PER_MINUTE)
+    parser.add_argument(
+        "--redis", action="store_true", help="SQLite replicas on one host, coordinated by Redis"
+    )
     args = parser.parse_args(argv)
-    return asyncio.run(run(args.per_minute))
+    return asyncio.run(run(args.per_minute, redis=args.redis))
 
 
 if __name__ == "__main__":

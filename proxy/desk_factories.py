@@ -61,16 +61,22 @@ def build_github(settings: Settings, *, clock: Clock, sleep: Sleep) -> GitHubCli
 
 
 def shared_write_budget(settings: Settings) -> SendLedger | None:
-    """Return the write budget every replica shares (in PostgreSQL), or None (this process's).
+    """Return the write budget every replica shares, or None (this process's own).
 
-    GitHub's limits are per token and replicas share one, so with a shared database the
-    budget is one; on SQLite (one host) each process keeps its own.
+    GitHub's limits are per token and replicas share one, so replicas keep one budget: in
+    the database when there is one (it survives a restart of Redis, which keeps nothing on
+    disk), else in Redis (SQLite replicas on one host). Alone, a process keeps its own.
     """
-    if settings.database_url is None:
-        return None
-    from ticketing.postgres_write_budget import PostgresSendLedger
+    # Imported where used, so that a single process never loads psycopg's or Redis's client.
+    if settings.database_url is not None:
+        from ticketing.postgres_write_budget import PostgresSendLedger
 
-    return PostgresSendLedger(settings.database_url)
+        return PostgresSendLedger(settings.database_url)
+    if settings.redis_url is not None:
+        from ticketing.redis_write_budget import RedisSendLedger
+
+        return RedisSendLedger.from_url(settings.redis_url)
+    return None
 
 
 def github_app(settings: Settings) -> GitHubApp | None:

@@ -11,6 +11,7 @@ pytest_plugins = [
     "tests.helpers.stack",
     "tests.helpers.agent_protocol",
     "tests.helpers.postgres",
+    "tests.helpers.redis_server",
 ]
 
 # Property tests check behaviour, not speed (benchmarks under bench/ do that): on a busy

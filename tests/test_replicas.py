@@ -1,19 +1,13 @@
 """Several replicas sharing one Redis, and one store: SQLite on one host, or PostgreSQL.
 
-Each test starts a real ``redis-server`` on a free loopback port, without persistence. Where
-it is not installed the tests are skipped with the command that installs it, except in CI
-(``CI=true``), where a skip would hide that the replicas were never tested.
+Each test starts a real ``redis-server`` on a free loopback port, without persistence
+(``tests/helpers/redis_server.py``, which skips where it is not installed).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import socket
-import subprocess
-import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -25,54 +19,9 @@ from embedded_github import RunningSandbox, SandboxConfig
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.helpers.replicas import PROMPT, SECRET, Host, open_ticket, start_replicas, until
-from tests.helpers.stack import Stack, free_port, stop_stack
+from tests.helpers.stack import Stack, stop_stack
 from ticketing.redis_coordination import RedisCoordinator
 from ticketing.store.model import TicketState
-
-
-def _ping(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(16).startswith(b"+PONG")
-    except OSError:
-        return False
-
-
-@pytest.fixture
-def redis_url(tmp_path: Path) -> Iterator[str]:
-    """Yield the URL of a fresh redis-server on 127.0.0.1 that keeps nothing on disk."""
-    server = shutil.which("redis-server")
-    if server is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("redis-server not found in CI: .ci/run must install it (redis-server)")
-        pytest.skip("redis-server not found: apt-get install redis-server")
-    workdir = tmp_path / "redis"
-    workdir.mkdir()
-    for _ in range(3):
-        # redis-server cannot take port 0, so pick a free port; retry if it was taken since.
-        port = free_port()
-        # No persistence: --save '' and --appendonly no, in a directory of its own.
-        options = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-        process = subprocess.Popen(
-            [server, "--port", str(port), *options, "--dir", str(workdir)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 5.0
-        while process.poll() is None and time.monotonic() < deadline and not _ping(port):
-            time.sleep(0.01)
-        if process.poll() is None and _ping(port):
-            break
-        process.kill()
-        process.wait()
-    else:
-        pytest.fail("redis-server did not start on a free port")
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        process.terminate()
-        process.wait(timeout=5)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

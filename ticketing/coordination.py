@@ -12,7 +12,9 @@ replicas; only the parts that cross process boundaries go through a :class:`Coor
   GitHub; the others rely on what it publishes;
 - **wake-ups**: :meth:`Coordinator.publish` and :meth:`Coordinator.subscribe` tell every
   replica that a ticket changed, so a client waiting on one replica is released by an
-  answer found (or a webhook received) on another.
+  answer found (or a webhook received) on another. A subscription whose connection dropped
+  cannot hear what was announced meanwhile: once it listens again it yields
+  :class:`RecheckAll`, and the replica re-reads every ticket it waits on.
 
 :class:`LocalCoordinator`, the default, is today's single process: an in-process lock per
 key, no lease to compete for, nobody else to tell. The Redis implementation lives in
@@ -30,6 +32,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Protocol
 
@@ -44,11 +47,26 @@ class CoordinationUnavailable(GitHubUnavailable):
     """
 
 
+@dataclass(frozen=True, slots=True)
+class RecheckAll:
+    """Announcements may have been missed: re-read every ticket waited on here.
+
+    Yielded by a subscription once it listens again after its connection dropped (and only
+    then, so whatever is announced from now on is heard): what was announced during the gap
+    is in the store, not in the subscription.
+    """
+
+    reason: str
+
+
+Announcement = int | RecheckAll
+
+
 class Subscription(Protocol):
     """Ticket ids that changed, as announced by any replica, until closed."""
 
-    def __aiter__(self) -> AsyncIterator[int]:
-        """Iterate over the ids of tickets whose state changed."""
+    def __aiter__(self) -> AsyncIterator[Announcement]:
+        """Iterate over the ids of tickets whose state changed, and gaps (RecheckAll)."""
         ...
 
     async def close(self) -> None:
@@ -97,7 +115,7 @@ class _NoAnnouncements:
     def __aiter__(self) -> _NoAnnouncements:
         return self
 
-    async def __anext__(self) -> int:
+    async def __anext__(self) -> Announcement:
         await self._closed.wait()
         raise StopAsyncIteration
 

@@ -12,7 +12,9 @@ With the ticket store in PostgreSQL, replicas on any number of hosts need nothin
 - **jtis**: the store's ``used_jtis`` is in the same database, written in a transaction
   every replica serialises on, so it is the whole record (as in one process);
 - **wake-ups**: ``NOTIFY`` on a channel, heard by every replica's ``LISTEN`` on a
-  connection of its own (psycopg's asyncio connection), reconnected when it drops;
+  connection of its own (psycopg's asyncio connection), reconnected when it drops; what was
+  announced while it was down is caught up by re-reading the store (a
+  :class:`~ticketing.coordination.RecheckAll` once it listens again);
 - **the write budget**: :class:`~ticketing.postgres_write_budget.PostgresSendLedger`.
 
 A database that cannot be reached raises :class:`~ticketing.errors.StoreUnavailable`, as
@@ -27,13 +29,13 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from ticketing.coordination import Subscription
+from ticketing.coordination import Announcement, RecheckAll, Subscription
 from ticketing.errors import StoreUnavailable
 from ticketing.postgres_batches import BatchedAnnouncements, BatchedKeyLocks
 
@@ -75,9 +77,20 @@ def unavailable(what: str, exc: Exception) -> StoreUnavailable:
 class _Notifications:
     """``LISTEN`` on the channel over a connection of its own, reconnected when it drops.
 
-    Announcements made while the connection is down are not heard: a waiter they would
-    have released is released by its deadline or its client's retry, which read the store.
+    Announcements made while the connection is down are not heard, so once it listens again
+    it yields :class:`~ticketing.coordination.RecheckAll`: the replica re-reads every ticket
+    it waits on, and what changed during the gap releases its waiters then, not at their
+    deadlines. (Listening again first, re-reading second: nothing falls in between.)
     """
+
+    # It only reads: TCP keepalives notice a peer that vanished without closing it (a host
+    # or a network gone) within about half a minute, so it reconnects.
+    KEEPALIVES: ClassVar[dict[str, Any]] = {
+        "keepalives": 1,
+        "keepalives_idle": 10,
+        "keepalives_interval": 5,
+        "keepalives_count": 3,
+    }
 
     def __init__(self, url: str, channel: str, *, timeout: float, reconnect: float) -> None:
         self._url, self._channel = url, channel
@@ -88,15 +101,15 @@ class _Notifications:
     async def connect(self) -> None:
         """Open the connection and listen; raise psycopg.Error if the database is down."""
         connection = await psycopg.AsyncConnection.connect(
-            self._url, **connection_options(self._timeout)
+            self._url, **connection_options(self._timeout), **self.KEEPALIVES
         )
         await connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self._channel)))
         self._connection = connection
 
-    def __aiter__(self) -> AsyncIterator[int]:
+    def __aiter__(self) -> AsyncIterator[Announcement]:
         return self._messages()
 
-    async def _messages(self) -> AsyncIterator[int]:
+    async def _messages(self) -> AsyncIterator[Announcement]:
         while not self._closed:
             connection = self._connection
             try:
@@ -108,9 +121,11 @@ class _Notifications:
                         log.warning("ignored a malformed announcement: %r", notify.payload)
             except psycopg.Error as exc:
                 log.warning("lost the connection that hears other replicas: %s", exc)
-            await self._reopen()
+            if await self._reopen():
+                yield RecheckAll("the LISTEN connection to PostgreSQL was reconnected")
 
-    async def _reopen(self) -> None:
+    async def _reopen(self) -> bool:
+        """Listen again, retrying with back-off; False if closed meanwhile."""
         delay = self._reconnect
         while not self._closed:
             await asyncio.sleep(delay)
@@ -124,7 +139,8 @@ class _Notifications:
                 delay = min(delay * 2, 5.0)
             else:
                 log.info("listening to other replicas again")
-                return
+                return True
+        return False
 
     async def close(self) -> None:
         """Stop listening and close the connection."""

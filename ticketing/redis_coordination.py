@@ -6,13 +6,17 @@ What lives where:
   lock (``SET NX PX``, renewed while held) that lets one replica open the ticket and its
   issue while the others wait and re-attach; used ``jti``\\ s (``SET NX`` with a TTL of the
   longest a signature can be valid, plus leeway); the poll lease (``SET NX PX``, renewed by
-  its holder); and the ``ticketproxy:answered`` pub/sub channel.
+  its holder); and the ``ticketproxy:answered`` pub/sub channel, re-subscribed when its
+  connection drops, after which each replica re-reads the tickets it waits on (what was
+  announced during the gap was not heard).
 - **The ticket store** holds everything durable: tickets, answers, judgements, the write
   queue, the cursor, replies and webhook deliveries. On SQLite replicas share it as one
   file on one host (a shared volume); Redis runs without persistence and losing it loses
   no ticket, only in-flight coordination. On PostgreSQL replicas may be on several hosts
   and need no Redis at all (:mod:`ticketing.postgres_coordination`); with Redis set too,
   Redis keeps these four and the database the rest, GitHub's write budget included.
+- **GitHub's write budget** is one for all replicas: on SQLite it is kept in Redis too
+  (:mod:`ticketing.redis_write_budget`), on PostgreSQL in the database.
 
 Every key is under a prefix (``ticketproxy`` by default), so one Redis can serve several
 deployments.
@@ -31,7 +35,13 @@ from typing import Any
 from redis import asyncio as aioredis
 from redis.exceptions import RedisError
 
-from ticketing.coordination import CoordinationUnavailable, KeyLocks, Subscription
+from ticketing.coordination import (
+    Announcement,
+    CoordinationUnavailable,
+    KeyLocks,
+    RecheckAll,
+    Subscription,
+)
 
 log = logging.getLogger(__name__)
 
@@ -69,29 +79,76 @@ def _ms(ttl: timedelta) -> int:
 
 
 class _Announcements:
-    """A Redis pub/sub subscription to the channel of changed tickets."""
+    """A Redis pub/sub subscription to the channel of changed tickets, kept subscribed.
 
-    def __init__(self, pubsub: Any) -> None:
+    redis-py reconnects a dropped pub/sub connection and subscribes again by itself (a few
+    tries); past those (Redis down for longer), this opens a new subscription, with
+    back-off, until Redis is back. Redis confirms every subscription with a ``subscribe``
+    message: each one after the first means the connection was down, and what was announced
+    meanwhile was not heard, so :class:`~ticketing.coordination.RecheckAll` follows it (after
+    the confirmation: whatever is announced from then on is heard).
+    """
+
+    def __init__(self, client: aioredis.Redis, channel: str, *, reconnect: float) -> None:
+        self._client, self._channel, self._reconnect = client, channel, reconnect
+        self._pubsub: Any = None
+        self._confirmations = 0
+        self._closed = False
+
+    async def open(self) -> None:
+        """Subscribe; raise RedisError if Redis cannot be reached."""
+        pubsub = self._client.pubsub()
+        try:
+            await pubsub.subscribe(self._channel)
+        except RedisError:
+            await self._discard(pubsub)
+            raise
         self._pubsub = pubsub
 
-    def __aiter__(self) -> AsyncIterator[int]:
+    def __aiter__(self) -> AsyncIterator[Announcement]:
         return self._messages()
 
-    async def _messages(self) -> AsyncIterator[int]:
-        try:
-            async for message in self._pubsub.listen():
-                if message.get("type") != "message":
-                    continue
-                try:
-                    yield int(message["data"])
-                except ValueError:
-                    log.warning("ignored a malformed announcement: %r", message["data"])
-        except RedisError as exc:
-            raise CoordinationUnavailable(f"Redis pub/sub failed: {exc}", retry_after=1.0) from exc
+    async def _messages(self) -> AsyncIterator[Announcement]:
+        while not self._closed:
+            try:
+                async for message in self._pubsub.listen():
+                    kind = message.get("type")
+                    if kind == "subscribe":
+                        self._confirmations += 1
+                        if self._confirmations > 1:
+                            yield RecheckAll("the pub/sub connection to Redis was reconnected")
+                    elif kind == "message":
+                        try:
+                            yield int(message["data"])
+                        except ValueError:
+                            log.warning("ignored a malformed announcement: %r", message["data"])
+            except RedisError as exc:
+                log.warning("lost the connection that hears other replicas: %s", exc)
+            await self._reopen()
+
+    async def _reopen(self) -> None:
+        delay = self._reconnect
+        while not self._closed:
+            await asyncio.sleep(delay)
+            await self._discard(self._pubsub)
+            try:
+                await self.open()
+            except RedisError as exc:
+                log.warning("cannot listen to other replicas yet: %s", exc)
+                delay = min(delay * 2, 5.0)
+            else:
+                log.info("listening to other replicas again")
+                return
+
+    @staticmethod
+    async def _discard(pubsub: Any) -> None:
+        with contextlib.suppress(RedisError, OSError):
+            await pubsub.aclose()
 
     async def close(self) -> None:
-        with contextlib.suppress(RedisError):
-            await self._pubsub.aclose()
+        """Stop listening and release the connection."""
+        self._closed = True
+        await self._discard(self._pubsub)
 
 
 class RedisCoordinator:
@@ -104,8 +161,10 @@ class RedisCoordinator:
         prefix: str = "ticketproxy",
         key_lock_ttl: timedelta = timedelta(seconds=30),
         key_lock_retry: float = 0.05,
+        reconnect: float = 0.5,
     ) -> None:
         self._redis = client
+        self._reconnect = reconnect
         self._prefix = prefix
         self._key_lock_ttl = key_lock_ttl
         self._key_lock_retry = key_lock_retry
@@ -210,17 +269,16 @@ class RedisCoordinator:
             ) from exc
 
     async def subscribe(self) -> Subscription:
-        """Subscribe to the channel; return once Redis has confirmed the subscription."""
-        pubsub = self._redis.pubsub()
+        """Subscribe to the channel; return once Redis has taken the subscription."""
+        announcements = _Announcements(self._redis, self.channel, reconnect=self._reconnect)
         try:
-            await pubsub.subscribe(self.channel)
+            await announcements.open()
         except RedisError as exc:
-            await pubsub.aclose()  # type: ignore[no-untyped-call]
             raise CoordinationUnavailable(
                 f"Redis is unreachable, so replicas cannot wake each other: {exc}",
                 retry_after=5.0,
             ) from exc
-        return _Announcements(pubsub)
+        return announcements
 
     async def close(self) -> None:
         """Close the connection pool."""

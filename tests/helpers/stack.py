@@ -27,6 +27,7 @@ from auth.sign import sign_comment
 from embedded_github import RunningSandbox, SandboxConfig, WebhookTarget
 from proxy.access_log import AccessLog
 from proxy.app import DESK, create_app
+from proxy.desk_factories import build_coordinator
 from proxy.settings import Settings
 from ticketing.desk import Desk
 
@@ -195,6 +196,7 @@ async def start_stack(
 
     With ``webhook_secret=...`` the proxy takes webhooks and the sandbox delivers its comment
     events to it, signed with that secret (``deliver_webhooks=False`` to only configure it).
+    ``coordinator_factory=...`` replaces how the desk coordinates with other replicas.
     """
     keyring = tmp / "keyring.json"
     keys: dict[str, SigningKey] = {}
@@ -216,6 +218,7 @@ async def start_stack(
     deliver_webhooks = overrides.pop("deliver_webhooks", True)
     # None: the proxy asks GitHub who it is (a GitHub App's bot).
     bot_login = overrides.pop("bot_login", "ticketproxy-bot")
+    coordinator_factory = overrides.pop("coordinator_factory", build_coordinator)
     settings = Settings(
         github_repo=REPO,
         github_token=users["ticketproxy-bot"].token,
@@ -229,7 +232,10 @@ async def start_stack(
     )
     settings = replace(settings, **overrides)
     runner = web.AppRunner(
-        create_app(settings, clock=clock, bot_login=bot_login), access_log_class=AccessLog
+        create_app(
+            settings, clock=clock, bot_login=bot_login, coordinator_factory=coordinator_factory
+        ),
+        access_log_class=AccessLog,
     )
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -171,7 +171,9 @@ class Desk:
             clock=clock,
         )
         self._drafts = Drafts(store=store, followups=self.followups, settings=settings, clock=clock)
-        self._listener = Listener(self.coordinator, on_change=self._changed_elsewhere)
+        self._listener = Listener(
+            self.coordinator, on_change=self._changed_elsewhere, on_gap=self._recheck_all
+        )
 
     @property
     def settings(self) -> DeskSettings:
@@ -232,6 +234,11 @@ class Desk:
         ticket = self.store.get_ticket(ticket_id)
         if ticket is not None and ticket.state.pending:
             self._finder.wake_if_idle()  # a ticket was opened elsewhere: someone must poll
+
+    async def _recheck_all(self) -> None:
+        """Re-read every ticket waited on here: other replicas' announcements were missed."""
+        self._finder.wake_if_idle()  # a ticket opened elsewhere meanwhile needs polling
+        await self._waiters.wake_all(also=self.events.changed)
 
     def keyring(self) -> Keyring:
         """Return the keyring now (raises KeyringError while it cannot be read)."""

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ticketing.clock import Clock
-from ticketing.errors import DeskStopped
+from ticketing.errors import DeskStopped, StoreUnavailable
 from ticketing.github.write_kinds import Guard
 from ticketing.github.write_queue import WriteQueue
 from ticketing.render.replies import render_expired_notice
@@ -120,6 +120,29 @@ class Waiters:
         """Settle this replica's waiters for a ticket that may have changed."""
         # Read afresh: an announcement may come without the ticket having finished.
         self._settle_or_fail(ticket_id)
+
+    async def wake_all(self, *, also: Callable[[int], None], batch: int = 100) -> int:
+        """Settle every waiter here against the store, as after missed announcements.
+
+        ``also`` is told each ticket re-read. The event loop is let run between batches:
+        thousands of clients may wait at once. Return how many tickets were re-read.
+        Raises StoreUnavailable, leaving every waiter waiting, if the store cannot be read
+        (its server may be back for the subscription before it is for the store): the
+        caller re-reads again later, rather than fail clients over a passing outage.
+        """
+        waited = list(self._watchers)
+        for index, ticket_id in enumerate(waited, start=1):
+            try:
+                self._settle(ticket_id)
+            except StoreUnavailable:
+                raise
+            except Exception as exc:
+                log.exception("waiting on ticket %d failed", ticket_id)
+                self._fail(ticket_id, exc)
+            also(ticket_id)
+            if index % batch == 0:
+                await asyncio.sleep(0)
+        return len(waited)
 
     def expire(self, ticket: Ticket) -> None:
         """Expire a pending ticket past its deadline and say so on GitHub."""
@@ -255,6 +278,10 @@ class Waiters:
             self._settle(ticket_id)
         except Exception as exc:
             log.exception("waiting on ticket %d failed", ticket_id)
-            for future in self._unwatch(ticket_id):
-                if not future.done():
-                    future.set_exception(exc)
+            self._fail(ticket_id, exc)
+
+    def _fail(self, ticket_id: int, exc: Exception) -> None:
+        """Hand a failure to settle a ticket to its watchers (their clients get the error)."""
+        for future in self._unwatch(ticket_id):
+            if not future.done():
+                future.set_exception(exc)

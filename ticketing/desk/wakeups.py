@@ -4,6 +4,10 @@ A client waiting on one replica is released by an answer that another replica fo
 webhook it received): the finder's replica announces the ticket through the
 :class:`~ticketing.coordination.Coordinator`, and every replica's listener settles its own
 waiters for it. Alone, the coordinator announces to nobody and the listener hears nothing.
+
+An announcement made while a replica's subscription was reconnecting is not heard by it;
+the subscription says so once it listens again (:class:`~ticketing.coordination.RecheckAll`),
+and the listener has the replica re-read every ticket it waits on.
 """
 
 from __future__ import annotations
@@ -11,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
-from ticketing.coordination import Coordinator, Subscription
-from ticketing.errors import TicketingError
+from ticketing.coordination import Coordinator, RecheckAll, Subscription
+from ticketing.errors import StoreUnavailable, TicketingError
 
 __all__ = ["Announcer", "Listener", "cancel_task"]
 
@@ -63,17 +67,29 @@ class Announcer:
         try:
             await self._coordinator.publish(ticket_id)
         except TicketingError as exc:
-            # The others still find the change at their next read of the store (a deadline
-            # or a retry); a lost wake-up delays a client, it loses nothing.
+            # The others still find the change at their next read of the store: a recheck if
+            # the server was down for them too (their subscriptions reconnect), else a
+            # deadline or a retry. A lost wake-up delays a client, it loses nothing.
             log.warning("could not announce ticket %d to other replicas: %s", ticket_id, exc)
 
 
 class Listener:
-    """Hand the ids of tickets other replicas changed to ``on_change``, until stopped."""
+    """Hand the ids of tickets other replicas changed to ``on_change``, until stopped.
 
-    def __init__(self, coordinator: Coordinator, *, on_change: Callable[[int], None]) -> None:
+    After a gap in the subscription (announcements may have been missed) it awaits
+    ``on_gap``, which re-reads every ticket waited on here.
+    """
+
+    def __init__(
+        self,
+        coordinator: Coordinator,
+        *,
+        on_change: Callable[[int], None],
+        on_gap: Callable[[], Awaitable[None]],
+    ) -> None:
         self._coordinator = coordinator
         self._on_change = on_change
+        self._on_gap = on_gap
         self._subscription: Subscription | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -98,8 +114,23 @@ class Listener:
         subscription = self._subscription
         assert subscription is not None
         try:
-            async for ticket_id in subscription:
-                self._on_change(ticket_id)
+            async for announced in subscription:
+                if isinstance(announced, RecheckAll):
+                    log.info("re-reading the tickets waited on here: %s", announced.reason)
+                    await self._recheck()
+                else:
+                    self._on_change(announced)
         except TicketingError as exc:
             # Without wake-ups, waiters here are released by their deadlines only: say so.
             log.error("stopped listening to other replicas: %s", exc)
+
+    async def _recheck(self) -> None:
+        """Await ``on_gap`` until the store could be read (it may come back after Redis)."""
+        while True:
+            try:
+                await self._on_gap()
+            except StoreUnavailable as exc:
+                log.warning("cannot re-read the tickets waited on here yet: %s", exc)
+                await asyncio.sleep(exc.retry_after)
+            else:
+                return

@@ -9,8 +9,9 @@ slot would exceed ``max_wait`` the caller is told to back off instead of queuein
 bound.
 
 Replicas write with one token, so they must share one budget: with a :class:`SendLedger`
-(PostgreSQL's, :mod:`ticketing.postgres_write_budget`) the send times are every replica's,
-read and reserved in one step no other replica interleaves with, on the ledger's clock.
+(PostgreSQL's, :mod:`ticketing.postgres_write_budget`, or Redis's,
+:mod:`ticketing.redis_write_budget`) the send times are every replica's, read and reserved
+in one step no other replica interleaves with, on the ledger's clock.
 """
 
 from __future__ import annotations
