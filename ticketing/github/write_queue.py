@@ -42,7 +42,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ticketing.clock import Clock, utc_now
-from ticketing.errors import GitHubError, GitHubUnavailable, TicketingError
+from ticketing.errors import GitHubError, GitHubUnavailable, StoreUnavailable, TicketingError
 from ticketing.github.interface import GitHubWrites
 from ticketing.github.write_kinds import (
     Guard,
@@ -342,6 +342,11 @@ class WriteQueue:
         while True:
             try:
                 await self.send_due()
+            except StoreUnavailable as exc:
+                # Back-pressure, not a failure: the writes are kept in the store.
+                log.warning("the GitHub write queue waits for its store: %s", exc)
+                wait = max(exc.retry_after, self._first_backoff)
+                self._resume_at = self._clock() + timedelta(seconds=wait)
             except Exception:
                 # A full disk or a bug must not end the worker: nothing else sends the writes.
                 log.exception("the GitHub write queue failed unexpectedly")

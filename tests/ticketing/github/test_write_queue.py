@@ -22,6 +22,7 @@ from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.helpers.embedded_github_fixtures import ManualClock
+from tests.ticketing.github.conftest import no_sleep
 from ticketing.errors import StoreUnavailable
 from ticketing.github.client import GitHubClient
 from ticketing.github.poll_budget import poll_delay
@@ -58,26 +59,6 @@ class DownForAMoment(SQLiteTicketStore):
             self.outages -= 1
             raise StoreUnavailable("the ticket store is restarting", retry_after=1.0)
         return super().next_write_due()
-
-
-async def no_sleep(seconds: float) -> None:
-    """Return at once: the GitHub client's own short retries take no time in tests."""
-
-
-@pytest.fixture
-def bot_token(sandbox_config: SandboxConfig) -> str:
-    """Return the bot's token."""
-    return next(u.token for u in sandbox_config.users if u.login == "ticketproxy-bot")
-
-
-@pytest.fixture
-async def client(github_sandbox: RunningSandbox, bot_token: str) -> AsyncIterator[GitHubClient]:
-    """Yield a GitHub client acting as the bot, closed after the test."""
-    running = GitHubClient(
-        api_url=github_sandbox.api_url, token=bot_token, repo=REPO, sleep=no_sleep
-    )
-    yield running
-    await running.close()
 
 
 @pytest.fixture
