@@ -9,14 +9,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from embedded_github import RunningSandbox, SandboxConfig
+from embedded_github import RunningSandbox
 from embedded_github.state import author_of
 from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
