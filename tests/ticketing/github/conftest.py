@@ -7,13 +7,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from embedded_github import RunningSandbox, SandboxConfig
+from tests.helpers.sandbox_issues import no_sleep
 from ticketing.github.client import GitHubClient
 
 REPO = "acme/agents"
-
-
-async def no_sleep(seconds: float) -> None:
-    """Return at once: the GitHub client's own short retries take no time in tests."""
 
 
 @pytest.fixture

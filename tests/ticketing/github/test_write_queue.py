@@ -18,11 +18,10 @@ import pytest
 
 from embedded_github import RunningSandbox
 from embedded_github.state import author_of
-from embedded_github.store_rows import CommentRow, IssueRow
 from proxy.errors import ConfigError
 from proxy.settings import Settings
 from tests.helpers.embedded_github_fixtures import ManualClock
-from tests.ticketing.github.conftest import no_sleep
+from tests.helpers.sandbox_issues import comments_on, issue, labels_on, no_sleep
 from ticketing.errors import StoreUnavailable
 from ticketing.github.client import GitHubClient
 from ticketing.github.poll_budget import poll_delay
@@ -80,32 +79,6 @@ def open_stores(store_path: Path) -> Iterator[Callable[..., TicketStore]]:
     yield open_store
     for store in opened:
         store.close()
-
-
-def issue(sandbox: RunningSandbox, number: int = 1) -> IssueRow:
-    """Return issue ``number`` of acme/agents, creating issues up to it if needed."""
-    state = sandbox.sandbox.state
-    repo = state.find_repo("acme", "agents")
-    alice = state.find_user("alice")
-    assert repo is not None
-    assert alice is not None
-    while (found := state.store.get_issue(repo.id, number)) is None:
-        state.store.create_issue(
-            repo, title="ticket", body="body", author=author_of(alice), now=state.now()
-        )
-    return found
-
-
-def comments_on(sandbox: RunningSandbox, number: int = 1) -> list[CommentRow]:
-    """Return the comments the sandbox holds for an issue."""
-    row = issue(sandbox, number)
-    return sandbox.sandbox.state.store.list_comments(row.repo_id, issue_number=number)
-
-
-def labels_on(sandbox: RunningSandbox, number: int = 1) -> set[str]:
-    """Return the names of an issue's labels."""
-    row = issue(sandbox, number)
-    return {label.name for label in sandbox.sandbox.state.store.issue_labels(row.id)}
 
 
 def statuses(sandbox: RunningSandbox, method: str, path: str) -> list[int]:
