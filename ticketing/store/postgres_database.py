@@ -35,9 +35,10 @@ from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ticketing.errors import StoreError, StoreUnavailable
+from ticketing.store.postgres_outage import Outage
 from ticketing.store.postgres_schema import SCHEMA_VERSION, migration_statements
 from ticketing.store.sql_database import SQLDatabase
 
@@ -149,6 +150,7 @@ class PostgresDatabase(SQLDatabase):
     ) -> None:
         self.name = describe_database(url)
         self._wait = wait_for_connection
+        self._outage = Outage(wait=wait_for_connection)
         options: dict[str, Any] = {
             "autocommit": True,
             "connect_timeout": max(1, round(wait_for_connection)),
@@ -184,14 +186,33 @@ class PostgresDatabase(SQLDatabase):
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """Lend a pooled connection; an outage raises StoreUnavailable."""
-        try:
-            with self._pool.connection() as connection:
-                yield connection
-        except psycopg.OperationalError as exc:
-            # Down, unreachable, restarting, or over the statement timeout: back-pressure.
+        wait = self._outage.wait(idle=self._idle_connections)
+        if wait is None:
             raise StoreUnavailable(
-                f"the ticket store at {self.name} does not answer: {exc}", retry_after=RETRY_AFTER
-            ) from exc
+                f"the ticket store at {self.name} has not answered for "
+                f"{self._outage.lasted():.0f} s; the pool keeps reconnecting",
+                retry_after=RETRY_AFTER,
+            )
+        try:
+            with self._pool.connection(timeout=wait) as connection:
+                self._outage.over()
+                yield connection
+        except PoolTimeout as exc:
+            # No connection within the wait: the database is down or unreachable. The pool
+            # keeps reconnecting meanwhile; until it has a connection, calls fail at once.
+            self._outage.began()
+            raise self._unavailable(exc) from exc
+        except psycopg.OperationalError as exc:
+            # Restarting, a connection dropped, or over the statement timeout: back-pressure.
+            raise self._unavailable(exc) from exc
+
+    def _idle_connections(self) -> int:
+        return int(self._pool.get_stats().get("pool_available", 0))
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        return StoreUnavailable(
+            f"the ticket store at {self.name} does not answer: {exc}", retry_after=RETRY_AFTER
+        )
 
     @contextmanager
     def _transaction(self) -> Iterator[_InTransaction]:
