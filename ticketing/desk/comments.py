@@ -143,8 +143,11 @@ class SignedComments:
         if ticket is None or not facts.signed:
             return facts, ticket
         if ticket.state is TicketState.OPEN:
+            # Recorded as an act when its jti was spent, before any child opened.
+            acts = self._store.delegation_acts_of(ticket.id)
             split = self._store.delegations_of(ticket.id)
-            facts = replace(facts, delegated=any(s.comment_id == comment.id for s in split))
+            seen = {a.comment_id for a in acts} | {s.comment_id for s in split}
+            facts = replace(facts, delegated=comment.id in seen)
         elif ticket.state is TicketState.NEEDS_REVIEW:
             facts = replace(facts, candidate=self._store.pending_candidate(ticket.id))
         else:

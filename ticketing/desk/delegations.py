@@ -1,9 +1,10 @@
 """Delegation in the desk: a signed delegate act splits an open ticket into child tickets.
 
 Each sub-question becomes a ticket of its own, opened through the ordinary intake (its own
-issue, its own reference, answered by an ordinary signed answer), recorded as the parent's
-child, linked under the parent's issue as a sub-issue through the write queue, and, when
-addressed, pinged to its addressee alone. The parent stays open, so its agent keeps
+issue, its own reference, answered by an ordinary signed answer) by
+:mod:`~ticketing.desk.delegation_opening` (resumed after an outage or a crash), recorded
+as the parent's child, linked under the parent's issue as a sub-issue through the write
+queue, and, when addressed, pinged to its addressee alone. The parent stays open, so its agent keeps
 waiting. When every child is answered the parent lists their signed answers, and an editor
 signs the parent's final answer, the only one the agent gets. An editor may answer the
 parent at any time; its children still open then close as superseded. A child that expires
@@ -15,39 +16,38 @@ last quarter for an editor to answer the parent directly.
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
 
-from auth.delegation import Delegation
 from auth.verify import Accepted
 from ticketing.clock import Clock
 from ticketing.github.interface import Comment
-from ticketing.github.write_kinds import Guard, WriteKind
+from ticketing.github.write_kinds import Guard
 from ticketing.github.write_queue import WriteQueue
 from ticketing.render.delegation import (
     ANSWERS_KIND,
     ChildAnswer,
-    render_addressee_ping,
     render_child_answer_record,
     render_child_expired_notice,
-    render_delegated_notice,
     render_delegation_answers,
     render_superseded_notice,
 )
-from ticketing.request import ChatRequest, Message
 from ticketing.store.interface import TicketStore
-from ticketing.store.model import ReplyClaim, StoredDelegation, Ticket, TicketState
+from ticketing.store.model import (
+    DelegationAct,
+    ReplyClaim,
+    StoredDelegation,
+    Ticket,
+    TicketState,
+)
 
+from .delegation_opening import DelegationOpener, Submit
+from .delegation_plan import GIVEN_UP
 from .settings import LABEL, LABEL_ANSWERED, LABEL_EXPIRED, DeskSettings
 
 __all__ = ["Delegations", "Submit"]
 
 log = logging.getLogger(__name__)
 
-# Intake.submit: a request (with its id and deadline) in, its ticket (issue opened) out.
-Submit = Callable[[ChatRequest, str, datetime], Awaitable[Ticket]]
 _SETTLED = (TicketState.ANSWERED, TicketState.DELIVERED)
 
 
@@ -65,90 +65,49 @@ class Delegations:
     ) -> None:
         self._store = store
         self._followups = followups
-        self.settings = settings
+        self._settings = settings
         self._clock = clock
-        self._submit = submit
+        # Opens the children of each accepted act, and resumes those left unfinished.
+        self.opener = DelegationOpener(
+            store=store, followups=followups, settings=settings, clock=clock, submit=submit
+        )
+
+    @property
+    def settings(self) -> DeskSettings:
+        """Return the desk's settings (references, labels)."""
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: DeskSettings) -> None:
+        """Change the settings here and in the opener."""
+        self._settings = settings
+        self.opener.settings = settings
 
     async def delegate(self, parent: Ticket, comment: Comment, verdict: Accepted) -> None:
-        """Open one child ticket per sub-question of ``verdict``, linked under ``parent``."""
+        """Record ``verdict``'s split of ``parent`` and open one child per sub-question.
+
+        The act is recorded with its sub-questions in the transaction that spends its jti,
+        so the children GitHub cannot take now (or a crash interrupts) are opened later.
+        """
         assert parent.issue_number is not None
         now = self._clock()
+        act = DelegationAct(
+            jti=verdict.jti,
+            parent_id=parent.id,
+            comment_id=comment.id,
+            comment_url=comment.url,
+            delegated_by=verdict.signer,
+            digest=verdict.digest,
+            questions=tuple((q.ask, q.to) for q in verdict.delegations),
+            delegated_at=now,
+        )
         # Single-use, durably: a replay is refused at verification from now on.
-        if not self._store.spend_delegation(verdict.jti, parent_id=parent.id, now=now):
+        if not self._store.spend_delegation(verdict.jti, parent_id=parent.id, now=now, act=act):
             log.info(
                 "ticket %d: delegation %s not carried out (used, or closed)", parent.id, comment.id
             )
             return
-        # The children expire first, so that the parent can still be answered directly.
-        deadline = now + max(parent.deadline - now, timedelta(0)) * 3 / 4
-        listed: list[ChildAnswer] = []
-        for position, question in enumerate(verdict.delegations):
-            request = self._child_request(parent, verdict, position, question)
-            child = await self._submit(request, f"{parent.request_id}.d{position + 1}", deadline)
-            assert child.issue_number is not None
-            self._store.record_delegation(
-                StoredDelegation(
-                    child_id=child.id,
-                    parent_id=parent.id,
-                    position=position,
-                    question=question.ask,
-                    addressee=question.to,
-                    delegated_by=verdict.signer,
-                    comment_id=comment.id,
-                    comment_url=comment.url,
-                    jti=verdict.jti,
-                    delegated_at=now,
-                )
-            )
-            self._followups.enqueue(
-                WriteKind.LINK_SUB_ISSUE,
-                parent.issue_number,
-                {"child": child.issue_number},
-                parent.request_id,
-                None,
-            )
-            if question.to is not None:
-                ping = render_addressee_ping(
-                    addressee=question.to,
-                    parent=parent.issue_number,
-                    reference=self.settings.ticket_ref(child),
-                )
-                self._followups.comment(child.issue_number, ping, request_id=child.request_id)
-            listed.append(ChildAnswer(child.issue_number, question.ask, question.to))
-        notice = render_delegated_notice(
-            delegated_by=verdict.signer,
-            children=listed,
-            comment_id=comment.id,
-            digest=verdict.digest,
-        )
-        self._followups.comment(parent.issue_number, notice, request_id=parent.request_id)
-        log.info(
-            "request_id=%s ticket %d delegated by %s into %d child ticket(s)",
-            parent.request_id,
-            parent.id,
-            verdict.signer,
-            len(listed),
-        )
-
-    def _child_request(
-        self, parent: Ticket, verdict: Accepted, position: int, question: Delegation
-    ) -> ChatRequest:
-        """Return the request a child ticket shows: where it comes from, and its question."""
-        stored = self._store.request_for(parent.id)
-        model = ChatRequest.from_json(stored).model if stored else "delegated"
-        # Its own key: a retry of the same delegation finds the same child.
-        seed = f"delegation\0{parent.id}\0{verdict.jti}\0{position}"
-        origin = (
-            f"A sub-question of {self.settings.ticket_ref(parent)}, delegated by"
-            f" {verdict.signer}. Answer it with a signed answer for this issue; the agent"
-            " receives only the final answer of the delegated ticket."
-        )
-        return ChatRequest(
-            model=model,
-            messages=(Message("system", origin), Message("user", question.ask)),
-            client="delegation",
-            key=hashlib.sha256(seed.encode("utf-8")).hexdigest(),
-        )
+        await self.opener.open(act)
 
     def answered(self, ticket: Ticket) -> None:
         """After ``ticket``'s answer was accepted: follow up on its parent or its children."""
@@ -178,6 +137,9 @@ class Delegations:
         if parent is None or parent.issue_number is None or parent.state is not TicketState.OPEN:
             return
         siblings = [d for d in self._store.delegations_of(parent.id) if d.jti == delegation.jti]
+        act = self._store.delegation_act(delegation.jti)
+        if act is not None and act.outcome != GIVEN_UP and len(siblings) < len(act.questions):
+            return  # a sub-question's child is not open yet
         listed: list[ChildAnswer] = []
         for sibling in siblings:
             ticket = self._store.get_ticket(sibling.child_id)

@@ -206,6 +206,8 @@ class Desk:
         self.followups.start()
         await self._listener.start()
         self._finder.start()
+        # Delegations a crash or an outage left half-opened open their other children.
+        self._delegations.opener.start()
 
     def release_waiting(self) -> int:
         """Tell every waiting client to retry (DeskStopped) and take no new one; count them."""
@@ -214,6 +216,7 @@ class Desk:
     async def stop(self) -> None:
         """Stop polling and finish queued GitHub writes."""
         await self._finder.stop()
+        await self._delegations.opener.stop()
         await self._announcer.drain()
         await self._listener.stop()
         self._waiters.stop()

@@ -101,8 +101,6 @@ class WriteQueue:
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
 
-    # --- life cycle ----------------------------------------------------------------------
-
     def start(self) -> None:
         """Start the background worker; writes left by an earlier run are sent first."""
         left = self._store.pending_writes()
@@ -132,9 +130,13 @@ class WriteQueue:
         while self._store.pending_writes() > 0:
             if self._task is None or self._task.done():
                 raise RuntimeError("the GitHub write queue is not running: start() it first")
-            self._idle.clear()
-            self._wake.set()
+            self.wake()
             await self._idle.wait()
+
+    def wake(self) -> None:
+        """Send now what the store queued directly, in a transaction of its own."""
+        self._idle.clear()
+        self._wake.set()
 
     @property
     def depth(self) -> int:
@@ -227,8 +229,7 @@ class WriteQueue:
         writes.append((WriteKind.COMMENT, number, encode_write({"body": body}, request_id, None)))
         if self._store.enqueue_writes(writes, now=self._clock(), claim=claim) is None:
             return False
-        self._idle.clear()
-        self._wake.set()
+        self.wake()
         return True
 
     def drop_unsent(self, kind: WriteKind, number: int, failure: str) -> int:
@@ -261,8 +262,7 @@ class WriteQueue:
             now=now,
             not_before=None if delay is None else now + delay,
         )
-        self._idle.clear()
-        self._wake.set()
+        self.wake()
         return write_id
 
     # --- sending ---------------------------------------------------------------------------

@@ -122,3 +122,37 @@ def render_child_expired_notice(*, child: int, question: str) -> str:
         " still open: an editor can answer it directly with a signed answer."
         f"\n\n{reply_marker('delegated-expired')}"
     )
+
+
+def render_delegation_stalled(
+    *, delegated_by: str, opened: Sequence[int], total: int, reason: str
+) -> str:
+    """Tell the parent that some of its children could not open yet, and are retried."""
+    numbers = ", ".join(f"#{number}" for number in opened) or "none yet"
+    return (
+        f"Delegation by **{escape_inline(delegated_by)}**: {len(opened)} of {total}"
+        f" sub-questions opened ({numbers}); {escape_inline(reason, limit=_QUESTION_LIMIT)}, so"
+        " the rest are retried until they open, each once. The agent keeps waiting; an editor"
+        " may answer this ticket directly at any time."
+        f"\n\n{reply_marker('delegation-stalled')}"
+    )
+
+
+def render_delegation_given_up(
+    *, delegated_by: str, opened: Sequence[int], missing: Sequence[str], reason: str
+) -> str:
+    """Tell the editors that some children were never opened: answer the parent directly."""
+    lines = [
+        f"**Delegation by {escape_inline(delegated_by)} given up:** {len(missing)}"
+        f" sub-question(s) could not be opened in time"
+        f" ({escape_inline(reason, limit=_QUESTION_LIMIT)}):",
+        "",
+    ]
+    lines += [f"- {_question(question)}" for question in missing]
+    opened_text = ", ".join(f"#{number}" for number in opened)
+    lines += [
+        "",
+        "This ticket is still open: an editor can answer it directly with a signed answer"
+        + (f" (the sub-issues opened, {opened_text}, still take theirs)." if opened else "."),
+    ]
+    return "\n".join(lines) + f"\n\n{reply_marker('delegation-given-up')}"

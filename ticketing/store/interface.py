@@ -23,6 +23,7 @@ from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 from ticketing.oidc_archive import ArchivedKey
+from ticketing.store.delegation_store import DelegationStore
 from ticketing.store.model import (
     Candidate,
     DraftState,
@@ -30,7 +31,6 @@ from ticketing.store.model import (
     QueuedWrite,
     ReplyClaim,
     StoredAnswer,
-    StoredDelegation,
     StoredDraft,
     StoredJudgement,
     StoredResponse,
@@ -325,27 +325,6 @@ class ResponseStore(Protocol):
 
     def delete_response(self, response_id: str, *, now: datetime) -> bool:
         """Forget a response's echo and items; return False if it was not there to delete."""
-        ...
-
-
-@runtime_checkable
-class DelegationStore(Protocol):
-    """Delegated tickets: the child ticket of each sub-question, and its parent."""
-
-    def spend_delegation(self, jti: str, *, parent_id: int, now: datetime) -> bool:
-        """Record a delegate act's jti as used; False if it was, or the ticket is not open."""
-        ...
-
-    def record_delegation(self, delegation: StoredDelegation) -> None:
-        """Record a child ticket of a delegated ticket; a child recorded before is kept."""
-        ...
-
-    def delegation_of(self, child_id: int) -> StoredDelegation | None:
-        """Return the delegation that opened ticket ``child_id``, or None if none did."""
-        ...
-
-    def delegations_of(self, parent_id: int) -> list[StoredDelegation]:
-        """Return the children ticket ``parent_id`` was split into, in their order."""
         ...
 
 

@@ -85,6 +85,28 @@ class StoredDelegation:
 
 
 @dataclass(frozen=True)
+class DelegationAct:
+    """An accepted delegate act: ticket ``parent_id`` split into ``questions`` (ask, to).
+
+    Recorded when its jti is spent, before any child opens, so the children not yet opened
+    are opened from it later. ``stalled_at``: when the parent was told that GitHub held the
+    rest up; ``ended_at`` and ``outcome`` (``opened``, ``given_up`` or ``dropped``): done.
+    """
+
+    jti: str
+    parent_id: int
+    comment_id: int
+    comment_url: str
+    delegated_by: str
+    digest: str
+    questions: tuple[tuple[str, str | None], ...]
+    delegated_at: datetime
+    stalled_at: datetime | None = None
+    ended_at: datetime | None = None
+    outcome: str | None = None
+
+
+@dataclass(frozen=True)
 class ReplyClaim:
     """The one reply a comment may get from the bot: which comment, on which ticket, why."""
 

@@ -10,7 +10,7 @@ The version a database is at is the highest row of ``schema_migrations``.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -247,6 +247,25 @@ _MIGRATIONS: dict[int, str] = {
         last_seen     DOUBLE PRECISION NOT NULL,
         PRIMARY KEY (issuer, kid)
     );
+    """,
+    # SQLite's 18: a delegate act recorded with its sub-questions, resumed until opened.
+    10: """
+    CREATE TABLE delegation_acts (
+        jti           TEXT PRIMARY KEY,
+        parent_id     BIGINT NOT NULL REFERENCES tickets (id),
+        comment_id    BIGINT NOT NULL,
+        comment_url   TEXT NOT NULL,
+        delegated_by  TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        questions     TEXT NOT NULL,
+        delegated_at  DOUBLE PRECISION NOT NULL,
+        stalled_at    DOUBLE PRECISION,
+        ended_at      DOUBLE PRECISION,
+        outcome       TEXT
+    );
+    CREATE INDEX delegation_acts_by_parent ON delegation_acts (parent_id);
+    CREATE INDEX delegation_acts_unfinished ON delegation_acts (ended_at);
+    CREATE UNIQUE INDEX delegations_by_sub_question ON delegations (jti, position);
     """,
 }
 

@@ -12,10 +12,30 @@ from datetime import datetime
 
 from ticketing.store.model import QueuedWrite, ReplyClaim, record_from_row
 from ticketing.store.sql_database import (
+    Executor,
     SQLDatabase,
     from_optional_timestamp,
     to_timestamp,
 )
+
+
+def insert_writes(
+    db: Executor,
+    writes: Sequence[tuple[str, int, str]],
+    *,
+    now: datetime,
+    not_before: datetime | None = None,
+) -> list[int]:
+    """Queue GitHub writes (kind, issue number, payload) in ``db``'s open transaction."""
+    ids: list[int] = []
+    for kind, issue_number, payload in writes:
+        inserted = db.execute(
+            "INSERT INTO write_queue (kind, issue_number, payload, not_before,"
+            " created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
+            (kind, issue_number, payload, to_timestamp(not_before or now), to_timestamp(now)),
+        )
+        ids.append(int(inserted.fetchone()[0]))
+    return ids
 
 
 class SQLWriteQueue(SQLDatabase):
@@ -49,7 +69,6 @@ class SQLWriteQueue(SQLDatabase):
         if the comment had none, in the same transaction as the claim (so a crash can
         neither lose the reply nor send it twice), and None says it had one.
         """
-        ids: list[int] = []
         with self._transaction() as db:
             if claim is not None:
                 cursor = db.execute(
@@ -59,19 +78,7 @@ class SQLWriteQueue(SQLDatabase):
                 )
                 if cursor.rowcount != 1:
                     return None
-            for kind, issue_number, payload in writes:
-                inserted = db.execute(
-                    "INSERT INTO write_queue (kind, issue_number, payload, not_before,"
-                    " created_at) VALUES (?, ?, ?, ?, ?) RETURNING id",
-                    (
-                        kind,
-                        issue_number,
-                        payload,
-                        to_timestamp(not_before or now),
-                        to_timestamp(now),
-                    ),
-                )
-                ids.append(int(inserted.fetchone()[0]))
+            ids = insert_writes(db, writes, now=now, not_before=not_before)
         return ids
 
     def due_writes(self, *, now: datetime, limit: int = 50) -> list[QueuedWrite]:

@@ -7,7 +7,7 @@ once released, so a database written by any earlier ticketproxy still opens.
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 _MIGRATIONS: dict[int, str] = {
     1: """
@@ -270,6 +270,27 @@ _MIGRATIONS: dict[int, str] = {
         last_seen     REAL NOT NULL,
         PRIMARY KEY (issuer, kid)
     );
+    """,
+    # A delegate act is recorded with its sub-questions and addressees in the transaction
+    # that spends its jti, so the children not yet opened (GitHub down, a crash) are opened
+    # later from the record; one child per sub-question, whichever replica opens it.
+    18: """
+    CREATE TABLE delegation_acts (
+        jti           TEXT PRIMARY KEY,
+        parent_id     INTEGER NOT NULL REFERENCES tickets (id),
+        comment_id    INTEGER NOT NULL,
+        comment_url   TEXT NOT NULL,
+        delegated_by  TEXT NOT NULL,
+        digest        TEXT NOT NULL,
+        questions     TEXT NOT NULL,
+        delegated_at  REAL NOT NULL,
+        stalled_at    REAL,
+        ended_at      REAL,
+        outcome       TEXT
+    );
+    CREATE INDEX delegation_acts_by_parent ON delegation_acts (parent_id);
+    CREATE INDEX delegation_acts_unfinished ON delegation_acts (ended_at);
+    CREATE UNIQUE INDEX delegations_by_sub_question ON delegations (jti, position);
     """,
 }
 
