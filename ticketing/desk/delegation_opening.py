@@ -50,7 +50,6 @@ log = logging.getLogger(__name__)
 
 # Intake.submit: a request (with its id and deadline) in, its ticket (issue opened) out.
 Submit = Callable[[ChatRequest, str, datetime], Awaitable[Ticket]]
-_UNAVAILABLE = "GitHub is unavailable"
 
 
 class DelegationOpener:
@@ -92,7 +91,7 @@ class DelegationOpener:
         try:
             await self._carry_out(act)
         except GitHubUnavailable as exc:
-            self._stalled(act, f"{_UNAVAILABLE}, retrying")
+            self._stalled(act)
             log.warning("delegation %s held up, retried later: %s", act.jti[:8], exc)
             self._wake.set()
 
@@ -104,7 +103,7 @@ class DelegationOpener:
                 await self._carry_out(act)
             except GitHubUnavailable as exc:
                 self._failures += 1
-                self._stalled(act, f"{_UNAVAILABLE}, retrying")
+                self._stalled(act)
                 delay = retry_delay(self._failures, exc.retry_after)
                 # Not past the earliest deadline of those still waiting: they are given up then.
                 return min(delay, max(self._seconds_to_give_up(acts), 0.5))
@@ -242,7 +241,7 @@ class DelegationOpener:
         payload = encode_write({"body": body}, parent.request_id, None)
         return [(WriteKind.COMMENT.value, parent.issue_number, payload)]
 
-    def _stalled(self, act: DelegationAct, reason: str) -> None:
+    def _stalled(self, act: DelegationAct) -> None:
         """Tell the parent, once per act, how many children opened and that the rest wait."""
         parent = self._store.get_ticket(act.parent_id)
         if parent is None or parent.issue_number is None:
@@ -251,7 +250,6 @@ class DelegationOpener:
             delegated_by=act.delegated_by,
             opened=[child.number for child in self._listed(act)],
             total=len(act.questions),
-            reason=reason,
         )
         writes = self._comment(parent, notice)
         if self._store.note_delegation_stalled(act.jti, now=self._clock(), writes=writes):

@@ -124,16 +124,14 @@ def render_child_expired_notice(*, child: int, question: str) -> str:
     )
 
 
-def render_delegation_stalled(
-    *, delegated_by: str, opened: Sequence[int], total: int, reason: str
-) -> str:
+def render_delegation_stalled(*, delegated_by: str, opened: Sequence[int], total: int) -> str:
     """Tell the parent that some of its children could not open yet, and are retried."""
     numbers = ", ".join(f"#{number}" for number in opened) or "none yet"
     return (
         f"Delegation by **{escape_inline(delegated_by)}**: {len(opened)} of {total}"
-        f" sub-questions opened ({numbers}); {escape_inline(reason, limit=_QUESTION_LIMIT)}, so"
-        " the rest are retried until they open, each once. The agent keeps waiting; an editor"
-        " may answer this ticket directly at any time."
+        f" sub-questions opened ({numbers}); GitHub is unavailable, retrying: each of the rest"
+        " opens once GitHub takes it. The agent keeps waiting; an editor may answer this"
+        " ticket directly at any time."
         f"\n\n{reply_marker('delegation-stalled')}"
     )
 
