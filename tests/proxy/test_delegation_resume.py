@@ -121,3 +121,24 @@ async def test_github_down_until_the_childrens_deadline_gives_up_and_tells_the_e
     reply = await asyncio.wait_for(pending, 10)
     assert reply.choices[0].message.content == FINAL
     assert await asyncio.to_thread(issue_numbers, stack) == [1, 2]
+
+
+async def test_delegation_seen_again_before_any_child_opened_is_not_refused_as_a_replay(
+    stack: Stack,
+) -> None:
+    """GitHub opens no child; the delegate comment seen again is ignored, not called a replay."""
+    pending = ask(stack)
+    await stack.wait_for_issue(1)
+    stack.sandbox.sandbox.inject_fault(
+        method="POST", path=ISSUES, status=503, times=10_000, headers={"Retry-After": "1"}
+    )
+    split = await stack.comment(1, delegation(stack, questions=THREE))
+    await replies_saying(stack, 1, "0 of 3 sub-questions opened (none yet)")
+    # Edited (same text): a new version of the comment, which the poll reads again.
+    await asyncio.to_thread(split.edit, split.body)
+    await stack.settle()
+    await stack.settle()
+    replies = await stack.bot_replies(1)
+    assert [b for b in replies if "replay" in b.lower()] == []
+    assert len(replies) == 1
+    pending.cancel()

@@ -94,6 +94,10 @@ class DelegationOpener:
             self._stalled(act)
             log.warning("delegation %s held up, retried later: %s", act.jti[:8], exc)
             self._wake.set()
+        except StoreUnavailable as exc:
+            # Recorded already: the retries carry it out once the store answers again.
+            log.warning("delegation %s waits for the store: %s", act.jti[:8], exc)
+            self._wake.set()
 
     async def resume_all(self) -> float | None:
         """Carry out every unfinished delegation; return when to try again (None: when woken)."""
