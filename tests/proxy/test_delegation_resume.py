@@ -11,8 +11,7 @@ import asyncio
 from datetime import timedelta
 
 from auth.delegation import Delegation
-from tests.helpers.stack import REPO, Stack
-from tests.proxy.test_delegation import (
+from tests.helpers.delegation_flow import (
     FINAL,
     ask,
     child_issue,
@@ -21,6 +20,7 @@ from tests.proxy.test_delegation import (
     replies_saying,
     sub_issue_numbers,
 )
+from tests.helpers.stack import REPO, Stack
 
 ISSUES = f"/repos/{REPO}/issues"
 THREE = (
