@@ -8,6 +8,8 @@ from ticketing.render.delegation import (
     render_child_answer_record,
     render_delegated_notice,
     render_delegation_answers,
+    render_delegation_given_up,
+    render_delegation_stalled,
 )
 from ticketing.render.markers import read_record_line
 from ticketing.render.replies import is_bot_reply
@@ -64,3 +66,17 @@ def test_a_childs_answer_record_names_the_answer_comment_and_digest() -> None:
     )
     records = [r for r in map(read_record_line, body.split("\n")) if r is not None]
     assert [(r.comment_id, r.digest) for r in records] == [(5, "c" * 64)]
+
+
+def test_held_up_and_given_up_notices_ping_nobody() -> None:
+    """The delegator is named and never-opened sub-questions listed, mentions neutralised."""
+    stalled = render_delegation_stalled(delegated_by="alice", opened=[2], total=3)
+    assert "1 of 3 sub-questions opened (#2); GitHub is unavailable, retrying" in stalled
+    given_up = render_delegation_given_up(
+        delegated_by="alice", opened=[2], missing=[SNEAKY.question], reason="GitHub @down"
+    )
+    assert "answer it directly" in given_up
+    assert "(the sub-issues opened, #2, still take theirs)" in given_up
+    for body in (stalled, given_up):
+        assert _mentions(body) == []
+        assert is_bot_reply(body)

@@ -153,7 +153,7 @@ class DelegationOpener:
             now=self._clock(),
         )
         if isinstance(step, Finish):
-            self._finish(act, parent, step.outcome, "the sub-questions' deadline came first")
+            self._finish(act, parent, step.outcome, "GitHub was unavailable until their deadline")
             return
         for position in step.positions:
             try:
