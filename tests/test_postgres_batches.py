@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import timedelta
+from typing import Any
 
 import psycopg
 import pytest
 
 from ticketing.errors import GitHubUnavailable, StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
+from ticketing.postgres_batches import TAKE_MANY, BatchedKeyLocks
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
 
@@ -226,3 +228,34 @@ async def test_writes_reserved_together_still_spend_the_budget_once(postgres_url
         await throttle.close()
     assert results.count(None) == 10
     assert all(isinstance(r, GitHubUnavailable) for r in results if r is not None)
+
+
+async def test_a_request_cancelled_as_its_lock_is_granted_leaves_the_key_free(
+    postgres_url: str,
+) -> None:
+    """A client gone in the very turn its key's lock is granted does not leave the lock held."""
+    requests: list[asyncio.Task[None]] = []
+    connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+
+    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        cursor = await connection.execute(query, parameters)
+        rows = await cursor.fetchall() if cursor.description is not None else []
+        if query == TAKE_MANY and rows:
+            # Granted: the client goes before its request resumes to hold the lock.
+            asyncio.get_running_loop().call_soon(requests[0].cancel)
+        return rows
+
+    locks = BatchedKeyLocks(run, ttl=30.0, retry=0.05)
+
+    async def hold() -> None:
+        async with locks.hold("granted"):
+            await asyncio.sleep(30)
+
+    requests.append(asyncio.create_task(hold()))
+    try:
+        await asyncio.wait_for(asyncio.gather(*requests, return_exceptions=True), timeout=10)
+    finally:
+        await locks.close()  # sends the releases still queued
+    left = await (await connection.execute("SELECT name FROM coordination_leases")).fetchall()
+    await connection.close()
+    assert left == [], "the lock stays held until its 30 s lapse, and its key's requests wait"

@@ -119,7 +119,16 @@ class BatchedKeyLocks:
         taken: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._takes[name] = (token, taken)
         self._send_soon()
-        return await taken
+        try:
+            return await taken
+        except asyncio.CancelledError:
+            # Cancelled in the turn its lock was granted (the client went): nobody will
+            # release it, so free the key now rather than leave it to lapse.
+            granted = taken.done() and not taken.cancelled() and taken.exception() is None
+            if granted and taken.result():
+                self._releases.append((name, token))
+                self._send_soon()
+            raise
 
     def _send_soon(self) -> None:
         if self._sender is None or self._sender.done():
