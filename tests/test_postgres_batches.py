@@ -16,7 +16,7 @@ import pytest
 
 from ticketing.errors import GitHubUnavailable, StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
-from ticketing.postgres_batches import TAKE_MANY, BatchedKeyLocks
+from ticketing.postgres_batches import RENEW_MANY, TAKE_MANY, BatchedKeyLocks
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
 
@@ -259,3 +259,43 @@ async def test_a_request_cancelled_as_its_lock_is_granted_leaves_the_key_free(
     left = await (await connection.execute("SELECT name FROM coordination_leases")).fetchall()
     await connection.close()
     assert left == [], "the lock stays held until its 30 s lapse, and its key's requests wait"
+
+
+async def test_a_renewal_refused_by_a_read_only_database_does_not_end_the_renewals(
+    postgres_url: str,
+) -> None:
+    """A renewal refused other than by an outage (a read-only standby) leaves later ones going."""
+    connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+    refused: list[str] = []
+
+    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        if query == RENEW_MANY and not refused:
+            refused.append(what)
+            await connection.execute("SET default_transaction_read_only = on")
+            try:
+                await connection.execute(query, parameters)  # ReadOnlySqlTransaction
+            finally:
+                await connection.execute("SET default_transaction_read_only = off")
+        cursor = await connection.execute(query, parameters)
+        return await cursor.fetchall() if cursor.description is not None else []
+
+    one = BatchedKeyLocks(run, ttl=1.0, retry=0.02)
+    other = PostgresCoordinator(postgres_url, key_lock_retry=0.02)
+    order: list[str] = []
+
+    async def second() -> None:
+        async with other.hold_key("renewed-key"):
+            order.append("other")
+
+    try:
+        async with one.hold("renewed-key"):
+            waiter = asyncio.create_task(second())
+            await asyncio.sleep(2.5)  # more than two TTLs
+            order.append("one")
+        await asyncio.wait_for(waiter, timeout=5)
+    finally:
+        await one.close()
+        await other.close()
+        await connection.close()
+    assert refused, "no renewal was refused: nothing shown"
+    assert order == ["one", "other"], "the lock lapsed while held: two requests opened the key"

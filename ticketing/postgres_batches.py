@@ -188,6 +188,10 @@ class BatchedKeyLocks:
                     )
                 except StoreUnavailable as exc:
                     log.warning("could not renew the locks on request keys: %s", exc)
+                except Exception:
+                    # Refused otherwise (a read-only standby after a failover, say): the
+                    # next round tries again, as no other task renews the locks held here.
+                    log.exception("could not renew the locks on request keys")
 
     async def close(self) -> None:
         """Stop renewing, and send the releases still queued."""
