@@ -16,7 +16,7 @@ import pytest
 
 from ticketing.errors import GitHubUnavailable, StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
-from ticketing.postgres_batches import RENEW_MANY, TAKE_MANY, BatchedKeyLocks
+from ticketing.postgres_batches import RELEASE_MANY, RENEW_MANY, TAKE_MANY, BatchedKeyLocks
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
 
@@ -299,3 +299,38 @@ async def test_a_renewal_refused_by_a_read_only_database_does_not_end_the_renewa
         await connection.close()
     assert refused, "no renewal was refused: nothing shown"
     assert order == ["one", "other"], "the lock lapsed while held: two requests opened the key"
+
+
+async def test_a_release_refused_by_a_read_only_database_does_not_strand_the_next_take(
+    postgres_url: str,
+) -> None:
+    """A release refused other than by an outage still lets the key's next request through."""
+    connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+    refused: list[str] = []
+
+    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        read_only = query == RELEASE_MANY and not refused
+        if read_only:
+            refused.append(what)
+            await connection.execute("SET default_transaction_read_only = on")
+        try:
+            cursor = await connection.execute(query, parameters)
+        finally:
+            if read_only:
+                await connection.execute("SET default_transaction_read_only = off")
+        return await cursor.fetchall() if cursor.description is not None else []
+
+    locks = BatchedKeyLocks(run, ttl=1.0, retry=0.02)
+    order: list[int] = []
+
+    async def hold(index: int) -> None:
+        async with locks.hold("released-key"):
+            order.append(index)
+
+    try:
+        await asyncio.wait_for(asyncio.gather(hold(1), hold(2)), timeout=10)
+    finally:
+        await locks.close()
+        await connection.close()
+    assert refused, "no release was refused: nothing shown"
+    assert order == [1, 2]  # the second waited for the first's lock to lapse, not for ever

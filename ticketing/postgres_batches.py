@@ -148,6 +148,10 @@ class BatchedKeyLocks:
             await self._run("key locks cannot be released", RELEASE_MANY, *_columns(releases))
         except StoreUnavailable as exc:
             log.warning("could not release %d request-key locks: %s", len(releases), exc)
+        except Exception:
+            # Refused otherwise (a read-only standby, say): the locks lapse at their TTL, and
+            # the takes queued behind them must still be sent, so this task goes on.
+            log.exception("could not release %d request-key locks", len(releases))
 
     async def _send_takes(self) -> None:
         names = list(self._takes)[:BATCH]
