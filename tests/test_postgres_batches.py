@@ -16,7 +16,13 @@ import pytest
 
 from ticketing.errors import GitHubUnavailable, StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
-from ticketing.postgres_batches import RELEASE_MANY, RENEW_MANY, TAKE_MANY, BatchedKeyLocks
+from ticketing.postgres_batches import (
+    RELEASE_MANY,
+    RENEW_MANY,
+    TAKE_MANY,
+    BatchedKeyLocks,
+    Run,
+)
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
 
@@ -261,25 +267,33 @@ async def test_a_request_cancelled_as_its_lock_is_granted_leaves_the_key_free(
     assert left == [], "the lock stays held until its 30 s lapse, and its key's requests wait"
 
 
+def refusing_once(
+    connection: psycopg.AsyncConnection[Any], statement: str, refused: list[str]
+) -> Run:
+    """Run statements on ``connection``, the first ``statement`` read-only (as on a standby)."""
+
+    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        read_only = query == statement and not refused
+        if read_only:
+            refused.append(what)
+            await connection.execute("SET default_transaction_read_only = on")
+        try:
+            cursor = await connection.execute(query, parameters)  # ReadOnlySqlTransaction
+        finally:
+            if read_only:
+                await connection.execute("SET default_transaction_read_only = off")
+        return await cursor.fetchall() if cursor.description is not None else []
+
+    return run
+
+
 async def test_a_renewal_refused_by_a_read_only_database_does_not_end_the_renewals(
     postgres_url: str,
 ) -> None:
     """A renewal refused other than by an outage (a read-only standby) leaves later ones going."""
     connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
     refused: list[str] = []
-
-    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
-        if query == RENEW_MANY and not refused:
-            refused.append(what)
-            await connection.execute("SET default_transaction_read_only = on")
-            try:
-                await connection.execute(query, parameters)  # ReadOnlySqlTransaction
-            finally:
-                await connection.execute("SET default_transaction_read_only = off")
-        cursor = await connection.execute(query, parameters)
-        return await cursor.fetchall() if cursor.description is not None else []
-
-    one = BatchedKeyLocks(run, ttl=1.0, retry=0.02)
+    one = BatchedKeyLocks(refusing_once(connection, RENEW_MANY, refused), ttl=1.0, retry=0.02)
     other = PostgresCoordinator(postgres_url, key_lock_retry=0.02)
     order: list[str] = []
 
@@ -307,20 +321,7 @@ async def test_a_release_refused_by_a_read_only_database_does_not_strand_the_nex
     """A release refused other than by an outage still lets the key's next request through."""
     connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
     refused: list[str] = []
-
-    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
-        read_only = query == RELEASE_MANY and not refused
-        if read_only:
-            refused.append(what)
-            await connection.execute("SET default_transaction_read_only = on")
-        try:
-            cursor = await connection.execute(query, parameters)
-        finally:
-            if read_only:
-                await connection.execute("SET default_transaction_read_only = off")
-        return await cursor.fetchall() if cursor.description is not None else []
-
-    locks = BatchedKeyLocks(run, ttl=1.0, retry=0.02)
+    locks = BatchedKeyLocks(refusing_once(connection, RELEASE_MANY, refused), ttl=1.0, retry=0.02)
     order: list[int] = []
 
     async def hold(index: int) -> None:
