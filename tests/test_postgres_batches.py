@@ -9,12 +9,20 @@ from __future__ import annotations
 import asyncio
 import time
 from datetime import timedelta
+from typing import Any
 
 import psycopg
 import pytest
 
 from ticketing.errors import GitHubUnavailable, StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
+from ticketing.postgres_batches import (
+    RELEASE_MANY,
+    RENEW_MANY,
+    TAKE_MANY,
+    BatchedKeyLocks,
+    Run,
+)
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
 
@@ -226,3 +234,104 @@ async def test_writes_reserved_together_still_spend_the_budget_once(postgres_url
         await throttle.close()
     assert results.count(None) == 10
     assert all(isinstance(r, GitHubUnavailable) for r in results if r is not None)
+
+
+async def test_a_request_cancelled_as_its_lock_is_granted_leaves_the_key_free(
+    postgres_url: str,
+) -> None:
+    """A client gone in the very turn its key's lock is granted does not leave the lock held."""
+    requests: list[asyncio.Task[None]] = []
+    connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+
+    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        cursor = await connection.execute(query, parameters)
+        rows = await cursor.fetchall() if cursor.description is not None else []
+        if query == TAKE_MANY and rows:
+            # Granted: the client goes before its request resumes to hold the lock.
+            asyncio.get_running_loop().call_soon(requests[0].cancel)
+        return rows
+
+    locks = BatchedKeyLocks(run, ttl=30.0, retry=0.05)
+
+    async def hold() -> None:
+        async with locks.hold("granted"):
+            await asyncio.sleep(30)
+
+    requests.append(asyncio.create_task(hold()))
+    try:
+        await asyncio.wait_for(asyncio.gather(*requests, return_exceptions=True), timeout=10)
+    finally:
+        await locks.close()  # sends the releases still queued
+    left = await (await connection.execute("SELECT name FROM coordination_leases")).fetchall()
+    await connection.close()
+    assert left == [], "the lock stays held until its 30 s lapse, and its key's requests wait"
+
+
+def refusing_once(
+    connection: psycopg.AsyncConnection[Any], statement: str, refused: list[str]
+) -> Run:
+    """Run statements on ``connection``, the first ``statement`` read-only (as on a standby)."""
+
+    async def run(what: str, query: str, *parameters: Any) -> list[tuple[Any, ...]]:
+        read_only = query == statement and not refused
+        if read_only:
+            refused.append(what)
+            await connection.execute("SET default_transaction_read_only = on")
+        try:
+            cursor = await connection.execute(query, parameters)  # ReadOnlySqlTransaction
+        finally:
+            if read_only:
+                await connection.execute("SET default_transaction_read_only = off")
+        return await cursor.fetchall() if cursor.description is not None else []
+
+    return run
+
+
+async def test_a_renewal_refused_by_a_read_only_database_does_not_end_the_renewals(
+    postgres_url: str,
+) -> None:
+    """A renewal refused other than by an outage (a read-only standby) leaves later ones going."""
+    connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+    refused: list[str] = []
+    one = BatchedKeyLocks(refusing_once(connection, RENEW_MANY, refused), ttl=1.0, retry=0.02)
+    other = PostgresCoordinator(postgres_url, key_lock_retry=0.02)
+    order: list[str] = []
+
+    async def second() -> None:
+        async with other.hold_key("renewed-key"):
+            order.append("other")
+
+    try:
+        async with one.hold("renewed-key"):
+            waiter = asyncio.create_task(second())
+            await asyncio.sleep(2.5)  # more than two TTLs
+            order.append("one")
+        await asyncio.wait_for(waiter, timeout=5)
+    finally:
+        await one.close()
+        await other.close()
+        await connection.close()
+    assert refused, "no renewal was refused: nothing shown"
+    assert order == ["one", "other"], "the lock lapsed while held: two requests opened the key"
+
+
+async def test_a_release_refused_by_a_read_only_database_does_not_strand_the_next_take(
+    postgres_url: str,
+) -> None:
+    """A release refused other than by an outage still lets the key's next request through."""
+    connection = await psycopg.AsyncConnection.connect(postgres_url, autocommit=True)
+    refused: list[str] = []
+    locks = BatchedKeyLocks(refusing_once(connection, RELEASE_MANY, refused), ttl=1.0, retry=0.02)
+    order: list[int] = []
+
+    async def hold(index: int) -> None:
+        async with locks.hold("released-key"):
+            order.append(index)
+
+    try:
+        await asyncio.wait_for(asyncio.gather(hold(1), hold(2)), timeout=10)
+    finally:
+        await locks.close()
+        await connection.close()
+    assert refused, "no release was refused: nothing shown"
+    assert order == [1, 2]  # the second waited for the first's lock to lapse, not for ever

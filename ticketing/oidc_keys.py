@@ -66,6 +66,9 @@ class OidcKeys:
         self._fetched_at: datetime | None = None
         self._lock = asyncio.Lock()
         self._archive: IssuerKeyStore | None = None
+        # Fetched but not yet in the archive (the store could not be written): kept at the
+        # next use, since the cache will not fetch these keys again.
+        self._unkept: Mapping[str, Any] | None = None
         self.fetches = 0
 
     def keep_in(self, archive: IssuerKeyStore) -> None:
@@ -77,6 +80,9 @@ class OidcKeys:
         async with self._lock:
             if self._jwks is None or (kid is not None and not self._holds(kid) and self._due()):
                 await self._fetch()
+            if self._unkept is not None:
+                self._keep(self._unkept)  # raises StoreUnavailable while the store is down
+                self._unkept = None
             assert self._jwks is not None
             return OidcTrust(issuer=self.issuer, jwks=self._jwks)
 
@@ -106,7 +112,7 @@ class OidcKeys:
             raise OidcKeysUnavailable(f'{url} did not return a JWKS (an object with "keys")')
         self._jwks = jwks
         if self._archive is not None:
-            self._keep(jwks)
+            self._unkept = jwks
 
     def _keep(self, jwks: Mapping[str, Any]) -> None:
         """Record the fetched keys' public halves; say loudly what could not be kept."""

@@ -119,7 +119,16 @@ class BatchedKeyLocks:
         taken: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._takes[name] = (token, taken)
         self._send_soon()
-        return await taken
+        try:
+            return await taken
+        except asyncio.CancelledError:
+            # Cancelled in the turn its lock was granted (the client went): nobody will
+            # release it, so free the key now rather than leave it to lapse.
+            granted = taken.done() and not taken.cancelled() and taken.exception() is None
+            if granted and taken.result():
+                self._releases.append((name, token))
+                self._send_soon()
+            raise
 
     def _send_soon(self) -> None:
         if self._sender is None or self._sender.done():
@@ -139,6 +148,10 @@ class BatchedKeyLocks:
             await self._run("key locks cannot be released", RELEASE_MANY, *_columns(releases))
         except StoreUnavailable as exc:
             log.warning("could not release %d request-key locks: %s", len(releases), exc)
+        except Exception:
+            # Refused otherwise (a read-only standby, say): the locks lapse at their TTL, and
+            # the takes queued behind them must still be sent, so this task goes on.
+            log.exception("could not release %d request-key locks", len(releases))
 
     async def _send_takes(self) -> None:
         names = list(self._takes)[:BATCH]
@@ -179,6 +192,10 @@ class BatchedKeyLocks:
                     )
                 except StoreUnavailable as exc:
                     log.warning("could not renew the locks on request keys: %s", exc)
+                except Exception:
+                    # Refused otherwise (a read-only standby after a failover, say): the
+                    # next round tries again, as no other task renews the locks held here.
+                    log.exception("could not renew the locks on request keys")
 
     async def close(self) -> None:
         """Stop renewing, and send the releases still queued."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
@@ -12,7 +13,7 @@ from jwt.algorithms import RSAAlgorithm
 
 from tests.helpers.embedded_github_fixtures import ManualClock
 from tests.helpers.oidc_issuer import LocalIssuer, new_rsa_key
-from ticketing.errors import OidcKeysUnavailable
+from ticketing.errors import OidcKeysUnavailable, StoreUnavailable
 from ticketing.oidc_keys import OidcKeys
 from ticketing.store.sqlite import SQLiteTicketStore
 
@@ -156,3 +157,25 @@ async def test_issuer_serving_a_kept_kid_with_other_material_is_logged_loudly(
     await keys.trust_for("unknown-kid")
     assert f"serves kid {issuer.kid} with key material other than" in caplog.text
     assert archive.issuer_keys(ISSUER)[0].jwk == kept
+
+
+async def test_keys_fetched_while_the_store_is_locked_are_kept_once_it_answers(
+    tmp_path: Path,
+) -> None:
+    """Keys fetched while the store refused the write are archived at the next use, not lost."""
+    path = tmp_path / "tickets.sqlite3"
+    store = SQLiteTicketStore(path, busy_timeout=0.05)
+    issuer = LocalIssuer()
+    keys = OidcKeys(issuer=ISSUER, fetcher=ServedJwks(issuer.jwks()), clock=ManualClock())
+    keys.keep_in(store)
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # another replica holds the write lock
+        with pytest.raises(StoreUnavailable):
+            await keys.trust_for(issuer.kid)
+        other.execute("ROLLBACK")
+        await keys.trust_for(issuer.kid)  # served from the cache: the issuer is not asked
+        assert [k.kid for k in store.issuer_keys(ISSUER)] == [issuer.kid]
+    finally:
+        other.close()
+        store.close()
