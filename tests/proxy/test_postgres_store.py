@@ -21,6 +21,7 @@ from proxy.settings import Settings
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.stack import Stack, start_stack, stop_stack
 from ticketing.errors import StoreError, StoreUnavailable
+from ticketing.store.model import TicketState
 from ticketing.store.postgres import PostgresTicketStore
 
 PROMPT: Any = [{"role": "user", "content": "Which branch should I deploy?"}]
@@ -101,3 +102,33 @@ def test_an_unreachable_database_at_start_up_is_an_error_for_the_operator(
     with pytest.raises(StoreError, match="no_such_database") as raised:
         open_store(settings)
     assert not isinstance(raised.value, StoreUnavailable)
+
+
+async def test_deadline_passing_while_the_database_is_down_keeps_the_client_until_it_is_back(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    tmp_path: Path,
+    postgres_url: str,
+    restarts_server: PostgresServer,
+) -> None:
+    """A deadline met by a passing outage is not a 429: the ticket expires once it is back."""
+    stack = await start_stack(
+        github_sandbox, sandbox_config, tmp_path, database_url=postgres_url, max_wait=3.0
+    )
+    try:
+        waiting = asyncio.create_task(
+            stack.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+        )
+        await stack.wait_for_issue(1)
+        await asyncio.to_thread(restarts_server.stop)
+        await asyncio.sleep(4.0)  # the deadline passes while the database is down
+        assert not waiting.done(), "the client was failed over the store's passing outage"
+        await asyncio.to_thread(restarts_server.start)
+        expired = await asyncio.wait_for(waiting, 30)
+        assert expired.choices[0].message.tool_calls is None
+        assert "no" in (expired.choices[0].message.content or "").lower()
+        ticket = stack.desk.store.get_ticket(1)
+        assert ticket is not None
+        assert ticket.state == TicketState.EXPIRED
+    finally:
+        await stop_stack(stack)

@@ -273,9 +273,24 @@ class Waiters:
         self._settle_or_fail(ticket_id)
 
     def _settle_or_fail(self, ticket_id: int) -> None:
-        """Settle from a callback: a failure (say, of the store) goes to the watchers."""
+        """Settle from a callback: a failure (say, a bug) goes to the watchers.
+
+        A store that is down for now fails no one: the clients keep waiting, and the ticket is
+        read again after the store's ``retry_after`` (as :meth:`wake_all` leaves them waiting).
+        """
         try:
             self._settle(ticket_id)
+        except StoreUnavailable as exc:
+            if ticket_id in self._watchers:
+                log.warning(
+                    "cannot read ticket %d (%s); its clients wait, read again in %.0f s",
+                    ticket_id,
+                    exc,
+                    exc.retry_after,
+                )
+                asyncio.get_running_loop().call_later(
+                    exc.retry_after, self._settle_or_fail, ticket_id
+                )
         except Exception as exc:
             log.exception("waiting on ticket %d failed", ticket_id)
             self._fail(ticket_id, exc)
