@@ -361,7 +361,8 @@ class WriteQueue:
                 # The store is down (its database restarting, say): the writes are kept
                 # there, so look again after a backoff rather than end the worker.
                 log.warning("the GitHub write queue cannot read its store: %s", exc)
-                timeout = self._first_backoff
+                retry_after = exc.retry_after if isinstance(exc, StoreUnavailable) else 0.0
+                timeout = max(retry_after, self._first_backoff)
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), timeout=timeout)
