@@ -11,7 +11,9 @@ per test (``tests/helpers/redis_server.py``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +85,25 @@ async def publish_until_heard(publisher: Coordinator, heard: Heard, ticket_id: i
                 await asyncio.sleep(0.1)
 
 
+@contextlib.asynccontextmanager
+async def listening(announcer: Coordinator, listener: Coordinator) -> AsyncIterator[Heard]:
+    """Yield what ``listener`` hears; close it, the announcer and the listener after."""
+    heard = Heard(await listener.subscribe())
+    try:
+        yield heard
+    finally:
+        await heard.close()
+        await announcer.close()
+        await listener.close()
+
+
 async def test_an_announcement_made_while_the_listen_backend_was_terminated_ends_in_a_recheck(
     postgres_url: str,
 ) -> None:
     """A NOTIFY sent while the LISTEN backend was cut is missed, and RecheckAll says so."""
     announcer = PostgresCoordinator(postgres_url)
     listener = PostgresCoordinator(postgres_url, reconnect=1.0)
-    heard = Heard(await listener.subscribe())
-    try:
+    async with listening(announcer, listener) as heard:
         terminate_listeners(postgres_url)
         await announcer.publish(7)  # within the second the listener waits to reconnect
         assert await heard.next(within=10) == RecheckAll(
@@ -98,10 +111,6 @@ async def test_an_announcement_made_while_the_listen_backend_was_terminated_ends
         )
         await announcer.publish(8)
         assert await heard.next(within=5) == 8
-    finally:
-        await heard.close()
-        await announcer.close()
-        await listener.close()
 
 
 async def test_a_postgres_restart_under_the_listen_connection_ends_in_a_recheck(
@@ -110,24 +119,18 @@ async def test_a_postgres_restart_under_the_listen_connection_ends_in_a_recheck(
     """PostgreSQL restarted (every connection cut): the subscription listens again, rechecks."""
     announcer = PostgresCoordinator(postgres_url, timeout=1.0)
     listener = PostgresCoordinator(postgres_url, reconnect=0.2)
-    heard = Heard(await listener.subscribe())
-    try:
+    async with listening(announcer, listener) as heard:
         restarts_server.stop()
         restarts_server.start()
         assert isinstance(await heard.next(within=15), RecheckAll)
         await publish_until_heard(announcer, heard, 9)
-    finally:
-        await heard.close()
-        await announcer.close()
-        await listener.close()
 
 
 async def test_a_pubsub_connection_killed_by_redis_ends_in_a_recheck(redis_url: str) -> None:
     """CLIENT KILL TYPE pubsub: redis-py subscribes again by itself, and RecheckAll follows."""
     announcer = RedisCoordinator.from_url(redis_url)
     listener = RedisCoordinator.from_url(redis_url)
-    heard = Heard(await listener.subscribe())
-    try:
+    async with listening(announcer, listener) as heard:
         await announcer.publish(1)
         assert await heard.next(within=5) == 1
         async with aioredis.Redis.from_url(redis_url) as admin:
@@ -137,10 +140,6 @@ async def test_a_pubsub_connection_killed_by_redis_ends_in_a_recheck(redis_url: 
         )
         await announcer.publish(2)
         assert await heard.next(within=5) == 2
-    finally:
-        await heard.close()
-        await announcer.close()
-        await listener.close()
 
 
 async def test_a_redis_crash_and_restart_under_the_subscription_ends_in_a_recheck(
@@ -149,33 +148,23 @@ async def test_a_redis_crash_and_restart_under_the_subscription_ends_in_a_rechec
     """redis-server killed and started again: the subscription comes back and rechecks."""
     announcer = RedisCoordinator.from_url(redis_server.url)
     listener = RedisCoordinator.from_url(redis_server.url, reconnect=0.2)
-    heard = Heard(await listener.subscribe())
-    try:
+    async with listening(announcer, listener) as heard:
         redis_server.stop()
         await asyncio.sleep(0.3)
         assert redis_server.start()
         assert isinstance(await heard.next(within=20), RecheckAll)
         await publish_until_heard(announcer, heard, 3)
-    finally:
-        await heard.close()
-        await announcer.close()
-        await listener.close()
 
 
 async def test_a_redis_subscription_confirmed_once_yields_no_recheck(redis_url: str) -> None:
     """A subscription that never dropped yields the announcements only, no RecheckAll."""
     announcer = RedisCoordinator.from_url(redis_url)
     listener = RedisCoordinator.from_url(redis_url)
-    heard = Heard(await listener.subscribe())
-    try:
+    async with listening(announcer, listener) as heard:
         for ticket_id in (4, 5):
             await announcer.publish(ticket_id)
         assert [await heard.next(within=5) for _ in range(2)] == [4, 5]
         assert heard.queue.empty()
-    finally:
-        await heard.close()
-        await announcer.close()
-        await listener.close()
 
 
 def slow_to_reconnect(settings: Settings) -> Coordinator:
