@@ -79,6 +79,8 @@ bench: $(STAMP)
 		$(BIN)/python -m bench.$$name || failed="$$failed $$name"; \
 		echo; \
 	done; \
+	echo "== python -m bench.shared_write_budget --redis"; \
+	$(BIN)/python -m bench.shared_write_budget --redis || failed="$$failed shared_write_budget-redis"; \
 	if [ -n "$$failed" ]; then echo "bench: targets missed by:$$failed"; exit 1; fi
 
 clean:
