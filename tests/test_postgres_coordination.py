@@ -19,7 +19,8 @@ from proxy.desk_factories import build_coordinator
 from proxy.settings import Settings
 from tests.helpers.replicas import PROMPT, SECRET, open_ticket, start_replicas, until
 from tests.helpers.stack import Stack, stop_stack
-from ticketing.errors import GitHubUnavailable, StoreUnavailable
+from tests.helpers.write_budget import take_turns
+from ticketing.errors import StoreUnavailable
 from ticketing.github.throttle import WriteThrottle
 from ticketing.postgres_coordination import PostgresCoordinator
 from ticketing.postgres_write_budget import PostgresSendLedger
@@ -163,24 +164,12 @@ async def test_two_replicas_writing_share_one_budget_not_one_each(postgres_url: 
     throttles = [
         WriteThrottle(per_minute=3, per_hour=100, max_wait=0.5, ledger=ledger) for ledger in ledgers
     ]
-    sent = 0
-    refused: list[float | None] = []
-    try:
-        for _ in range(3):
-            for throttle in throttles:
-                try:
-                    await throttle.acquire()
-                    sent += 1
-                except GitHubUnavailable as exc:
-                    refused.append(exc.retry_after)
-        # Reactions take only the spare half, and there is none left.
-        assert not await throttles[1].try_acquire(share=0.5)
-    finally:
-        for throttle in throttles:
-            await throttle.close()
-    assert sent == 3
-    assert len(refused) == 3
-    assert all(wait is not None and wait > 50 for wait in refused)
+    turns = await take_turns(throttles)
+    # Reactions take only the spare half, and there is none left.
+    assert not turns.reaction_left
+    assert turns.sent == 3
+    assert len(turns.refused) == 3
+    assert all(wait is not None and wait > 50 for wait in turns.refused)
 
 
 def test_a_database_url_without_redis_selects_the_postgres_coordinator(postgres_url: str) -> None:

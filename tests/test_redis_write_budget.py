@@ -17,6 +17,7 @@ from redis.backoff import NoBackoff
 from proxy.desk_factories import shared_write_budget
 from proxy.settings import Settings
 from tests.helpers.stack import free_port
+from tests.helpers.write_budget import take_turns
 from ticketing.coordination import CoordinationUnavailable
 from ticketing.errors import GitHubUnavailable
 from ticketing.github.throttle import WriteThrottle
@@ -36,24 +37,12 @@ async def test_two_replicas_writing_through_one_redis_share_one_budget_not_one_e
         WriteThrottle(per_minute=3, per_hour=100, max_wait=0.5, ledger=ledger, clock=clock)
         for ledger, clock in zip(ledgers, clocks, strict=True)
     ]
-    sent = 0
-    refused: list[float] = []
-    try:
-        for _ in range(3):
-            for throttle in throttles:
-                try:
-                    await throttle.acquire()
-                    sent += 1
-                except GitHubUnavailable as exc:
-                    refused.append(exc.retry_after)
-        # Reactions take only the spare half, and there is none left.
-        assert not await throttles[1].try_acquire(share=0.5)
-    finally:
-        for throttle in throttles:
-            await throttle.close()
-    assert sent == 3
-    assert len(refused) == 3
-    assert all(wait > 50 for wait in refused)
+    turns = await take_turns(throttles)
+    # Reactions take only the spare half, and there is none left.
+    assert not turns.reaction_left
+    assert turns.sent == 3
+    assert len(turns.refused) == 3
+    assert all(wait is not None and wait > 50 for wait in turns.refused)
 
 
 async def test_replicas_racing_for_the_last_slots_never_send_more_than_the_budget(

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from tests.helpers.cuttable_link import CuttableLink
 from tests.helpers.postgres import PostgresServer
 from tests.helpers.redis_server import RedisServer
 from tests.helpers.replicas import PROMPT, SECRET, start_replicas, until
-from tests.helpers.stack import start_stack, stop_stack
+from tests.helpers.stack import Stack, start_stack, stop_stack
 from ticketing.coordination import Announcement, Coordinator, RecheckAll, Subscription
 from ticketing.errors import TicketingError
 from ticketing.postgres_coordination import PostgresCoordinator
@@ -173,6 +173,58 @@ def slow_to_reconnect(settings: Settings) -> Coordinator:
     return PostgresCoordinator(settings.database_url, reconnect=GAP)
 
 
+async def answered_in_a_gap(
+    github_sandbox: RunningSandbox, hooked: Stack, waiting: Stack, cut: Callable[[], None]
+) -> tuple[asyncio.Task[Any], float]:
+    """A (deaf to webhooks) asks; once the first poll is done, ``cut`` A off from the others
+    and B accepts a signed answer. Return A's waiting request and when the cut began."""
+    if waiting.webhook is not None:
+        github_sandbox.sandbox.remove_webhook(waiting.webhook)
+        waiting.webhook = None
+    ask = asyncio.create_task(
+        waiting.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    )
+    await waiting.wait_for_issue(1)
+    await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
+    await asyncio.sleep(0.2)  # the first poll done: only the webhook finds the answer
+    began = time.monotonic()
+    cut()
+    await hooked.answer(1, "main.py and README.md")
+    await until(lambda: hooked.desk.answers_accepted == 1)
+    return ask, began
+
+
+@contextlib.asynccontextmanager
+async def cut_off_from_redis(
+    github_sandbox: RunningSandbox,
+    sandbox_config: SandboxConfig,
+    redis_url: str,
+    hosts: tuple[Path, Path],
+    **settings: Any,
+) -> AsyncIterator[tuple[Stack, Stack, CuttableLink]]:
+    """Yield B (on Redis, webhooks to it) and A (reaching Redis through a link a test cuts)."""
+    link = CuttableLink(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
+    await link.start()
+    hooked = await start_stack(
+        github_sandbox, sandbox_config, hosts[0], redis_url=redis_url, **settings
+    )
+    waiting = await start_stack(
+        github_sandbox,
+        sandbox_config,
+        hosts[1],
+        keys=hooked.keys,
+        keyring_path=hooked.settings.keyring_path,
+        redis_url=f"redis://127.0.0.1:{link.port}/0",
+        **settings,
+    )
+    try:
+        yield hooked, waiting, link
+    finally:
+        await stop_stack(waiting)
+        await stop_stack(hooked)
+        await link.close()
+
+
 async def test_an_answer_announced_while_the_listen_connection_was_cut_releases_the_waiter(
     github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, postgres_url: str, tmp_path: Path
 ) -> None:
@@ -191,19 +243,9 @@ async def test_an_answer_announced_while_the_listen_connection_was_cut_releases_
         coordinator_factory=slow_to_reconnect,
     )
     try:
-        if waiting.webhook is not None:
-            github_sandbox.sandbox.remove_webhook(waiting.webhook)
-            waiting.webhook = None
-        ask = asyncio.create_task(
-            waiting.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+        ask, cut = await answered_in_a_gap(
+            github_sandbox, hooked, waiting, lambda: terminate_listeners(postgres_url)
         )
-        await waiting.wait_for_issue(1)
-        await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
-        await asyncio.sleep(0.2)  # the first poll done: only the webhook finds the answer
-        cut = time.monotonic()
-        terminate_listeners(postgres_url)
-        await hooked.answer(1, "main.py and README.md")
-        await until(lambda: hooked.desk.answers_accepted == 1)
         assert time.monotonic() - cut < GAP, "the answer came after the gap: nothing shown"
         assert not ask.done()  # B's NOTIFY fell in the gap: A did not hear it
         answer = await asyncio.wait_for(ask, timeout=GAP + 5)
@@ -219,44 +261,18 @@ async def test_an_answer_announced_while_a_replica_was_cut_off_from_redis_releas
     github_sandbox: RunningSandbox, sandbox_config: SandboxConfig, redis_url: str, tmp_path: Path
 ) -> None:
     """SQLite + Redis: B's announcement falls while A is cut off from Redis; A rechecks."""
-    link = CuttableLink(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
-    await link.start()
-    common: dict[str, Any] = {"poll_interval": 3600.0, "webhook_secret": SECRET}
-    hooked = await start_stack(
-        github_sandbox, sandbox_config, tmp_path, redis_url=redis_url, **common
-    )
-    waiting = await start_stack(
-        github_sandbox,
-        sandbox_config,
-        tmp_path,  # the same host: one SQLite file
-        keys=hooked.keys,
-        keyring_path=hooked.settings.keyring_path,
-        redis_url=f"redis://127.0.0.1:{link.port}/0",
-        **common,
-    )
-    try:
-        if waiting.webhook is not None:
-            github_sandbox.sandbox.remove_webhook(waiting.webhook)
-            waiting.webhook = None
-        ask = asyncio.create_task(
-            waiting.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    settings: dict[str, Any] = {"poll_interval": 3600.0, "webhook_secret": SECRET}
+    async with cut_off_from_redis(
+        github_sandbox, sandbox_config, redis_url, (tmp_path, tmp_path), **settings
+    ) as (hooked, waiting, link):
+        ask, cut = await answered_in_a_gap(
+            github_sandbox, hooked, waiting, lambda: link.cut(hold=GAP)
         )
-        await waiting.wait_for_issue(1)
-        await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
-        await asyncio.sleep(0.2)  # the first poll done: only the webhook finds the answer
-        cut = time.monotonic()
-        link.cut(hold=GAP)
-        await hooked.answer(1, "main.py and README.md")
-        await until(lambda: hooked.desk.answers_accepted == 1)
         assert time.monotonic() - cut < GAP, "the answer came after the gap: nothing shown"
         assert not ask.done()  # B's PUBLISH fell in the gap: A did not hear it
         answer = await asyncio.wait_for(ask, timeout=GAP + 20)
         assert answer.choices[0].message.content == "main.py and README.md"
         assert (hooked.desk.answers_accepted, waiting.desk.answers_accepted) == (1, 0)
-    finally:
-        await stop_stack(waiting)
-        await stop_stack(hooked)
-        await link.close()
 
 
 async def test_a_recheck_while_the_store_is_still_down_keeps_the_waiter_and_reads_again(
@@ -269,41 +285,19 @@ async def test_a_recheck_while_the_store_is_still_down_keeps_the_waiter_and_read
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A's subscription is back before its store: the recheck waits for the store, fails no one."""
-    link = CuttableLink(int(redis_url.rsplit(":", 1)[1].split("/")[0]))
-    await link.start()
-    common: dict[str, Any] = {
+    settings: dict[str, Any] = {
         "poll_interval": 3600.0,
         "webhook_secret": SECRET,
         "database_url": postgres_url,
     }
     (tmp_path / "b").mkdir()
     (tmp_path / "a").mkdir()
-    hooked = await start_stack(
-        github_sandbox, sandbox_config, tmp_path / "b", redis_url=redis_url, **common
-    )
-    waiting = await start_stack(
-        github_sandbox,
-        sandbox_config,
-        tmp_path / "a",
-        keys=hooked.keys,
-        keyring_path=hooked.settings.keyring_path,
-        redis_url=f"redis://127.0.0.1:{link.port}/0",
-        **common,
-    )
-    try:
-        if waiting.webhook is not None:
-            github_sandbox.sandbox.remove_webhook(waiting.webhook)
-            waiting.webhook = None
-        ask = asyncio.create_task(
-            waiting.openai().chat.completions.create(model="gpt-4o", messages=PROMPT)
+    async with cut_off_from_redis(
+        github_sandbox, sandbox_config, redis_url, (tmp_path / "b", tmp_path / "a"), **settings
+    ) as (hooked, waiting, link):
+        ask, cut = await answered_in_a_gap(
+            github_sandbox, hooked, waiting, lambda: link.cut(hold=GAP)
         )
-        await waiting.wait_for_issue(1)
-        await until(lambda: hooked.desk.polls + waiting.desk.polls >= 1)
-        await asyncio.sleep(0.2)
-        cut = time.monotonic()
-        link.cut(hold=GAP)
-        await hooked.answer(1, "main.py and README.md")
-        await until(lambda: hooked.desk.answers_accepted == 1)
         await asyncio.to_thread(restarts_server.stop)  # before A is back on Redis
         assert time.monotonic() - cut < GAP, "the answer came after the gap: nothing shown"
         rechecked = "cannot re-read the tickets"
@@ -312,7 +306,3 @@ async def test_a_recheck_while_the_store_is_still_down_keeps_the_waiter_and_read
         await asyncio.to_thread(restarts_server.start)
         answer = await asyncio.wait_for(ask, timeout=20)
         assert answer.choices[0].message.content == "main.py and README.md"
-    finally:
-        await stop_stack(waiting)
-        await stop_stack(hooked)
-        await link.close()
