@@ -158,6 +158,24 @@ async def test_an_unreachable_database_is_back_pressure_not_a_server_error() -> 
         await nowhere.close()
 
 
+async def test_a_read_only_standby_after_failover_is_back_pressure_not_a_server_error(
+    postgres_url: str,
+) -> None:
+    """The poll lease refused as read-only (a standby after a failover) is StoreUnavailable."""
+    dbname = postgres_url.rsplit("/", 1)[1]
+    with psycopg.connect(postgres_url, autocommit=True) as admin:
+        admin.execute(f'ALTER DATABASE "{dbname}" SET default_transaction_read_only = on')
+    standby = PostgresCoordinator(postgres_url, timeout=1.0)
+    try:
+        with pytest.raises(StoreUnavailable, match="PostgreSQL"):
+            await standby.hold_poll_lease("a", timedelta(seconds=1))
+    finally:
+        await standby.close()
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SET default_transaction_read_only = off")  # read-only by default now
+            admin.execute(f'ALTER DATABASE "{dbname}" RESET default_transaction_read_only')
+
+
 async def test_two_replicas_writing_share_one_budget_not_one_each(postgres_url: str) -> None:
     """Two replicas' throttles on one database let through the limit once, not twice."""
     ledgers = [PostgresSendLedger(postgres_url), PostgresSendLedger(postgres_url)]

@@ -194,7 +194,12 @@ class PostgresCoordinator:
             async with self._pool.connection() as connection:
                 cursor = await connection.execute(query, parameters)
                 return await cursor.fetchall() if cursor.description is not None else []
-        except (psycopg.OperationalError, TimeoutError) as exc:
+        except (
+            psycopg.OperationalError,
+            psycopg.errors.ReadOnlySqlTransaction,
+            TimeoutError,
+        ) as exc:
+            # Down, unreachable, or a standby reached after a failover: back-pressure.
             raise unavailable(what, exc) from exc
         except psycopg.errors.UndefinedTable as exc:
             missing = f"{what} (its tables are missing: open the store first)"

@@ -202,8 +202,9 @@ class PostgresDatabase(SQLDatabase):
             # keeps reconnecting meanwhile; until it has a connection, calls fail at once.
             self._outage.began()
             raise self._unavailable(exc) from exc
-        except psycopg.OperationalError as exc:
-            # Restarting, a connection dropped, or over the statement timeout: back-pressure.
+        except (psycopg.OperationalError, psycopg.errors.ReadOnlySqlTransaction) as exc:
+            # Restarting, a connection dropped, over the statement timeout, or a standby
+            # reached after a failover (read-only until promoted): back-pressure.
             raise self._unavailable(exc) from exc
 
     def _idle_connections(self) -> int:

@@ -124,3 +124,32 @@ def test_statement_over_its_timeout_is_back_pressure_not_a_crash(postgres_url: s
         assert store.record_delivery("delivery-1", now=NOW) is True
     finally:
         store.close()
+
+
+def test_a_read_only_standby_after_failover_is_back_pressure_not_a_crash(postgres_url: str) -> None:
+    """Writes refused as read-only (a standby reached after a failover) raise StoreUnavailable."""
+    store = PostgresTicketStore(postgres_url)
+    dbname = postgres_url.rsplit("/", 1)[1]
+    try:
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute(f'ALTER DATABASE "{dbname}" SET default_transaction_read_only = on')
+            # The pool's connections are replaced by new ones, which are read-only.
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (dbname,),
+            )
+        with pytest.raises(StoreUnavailable) as caught:
+            store.record_delivery("delivery-1", now=NOW)
+        assert caught.value.retry_after > 0
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SET default_transaction_read_only = off")  # read-only by default now
+            admin.execute(f'ALTER DATABASE "{dbname}" RESET default_transaction_read_only')
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                " WHERE datname = %s AND pid <> pg_backend_pid()",
+                (dbname,),
+            )
+        assert store.record_delivery("delivery-1", now=NOW) is True
+    finally:
+        store.close()
